@@ -1,0 +1,302 @@
+"""``generate``: deterministic, resumable dataset shards on disk.
+
+Layout of an output folder::
+
+    README.md                 dataset card whose ``configs`` lets ``datasets.load_dataset(DIR)``
+                              read the data with no custom code
+    run.json                  the settings of the run (a resume must use the same ones)
+    data/<task>/shard-00000.parquet          (--format parquet)
+    images/<task>/shard-00000/{metadata.jsonl, 000000_0.png, ...}   (--format imagefolder)
+    manifest.json             version, config, seed, tasks, counts and a sha256 per file
+
+Each shard is written under a temporary name and renamed when complete, so a killed run
+never leaves a partial shard; running the same command again skips complete shards and
+ends with exactly the files of an uninterrupted run.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import math
+import multiprocessing
+import os
+import shutil
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import torch
+
+from .registry import get_task, resolve
+from .render import canvas_size, render
+
+FORMATS = ("parquet", "imagefolder")
+FORMAT_VERSION = 1
+PNG_LEVEL = 1
+
+
+class OutputError(ValueError):
+    """The output folder cannot be written, or holds a run with other settings."""
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    pattern: str
+    seed: int
+    count: int
+    size: int
+    format: str
+    shard_size: int
+
+    def shards(self, tasks: list[str]) -> list[tuple[str, int]]:
+        n = math.ceil(self.count / self.shard_size)
+        return [(t, k) for t in tasks for k in range(n)]
+
+
+def _slug(task: str) -> str:
+    return task.replace("/", "__")
+
+
+def shard_path(cfg: RunConfig, task: str, k: int) -> str:
+    if cfg.format == "parquet":
+        return f"data/{_slug(task)}/shard-{k:05d}.parquet"
+    return f"images/{_slug(task)}/shard-{k:05d}"
+
+
+def encode_png(image: torch.Tensor) -> bytes:
+    """PNG bytes of a ``[3,H,W]`` uint8 tensor (deterministic for a given Pillow)."""
+    from PIL import Image
+
+    buf = io.BytesIO()
+    Image.fromarray(image.permute(1, 2, 0).contiguous().numpy()).save(buf, format="PNG", compress_level=PNG_LEVEL)
+    return buf.getvalue()
+
+
+def render_samples(samples, size: int, batch_panels: int = 128) -> list[list[torch.Tensor]]:
+    """Render every panel of ``samples`` in batches; returns per sample a list of ``[3,H,W]`` uint8."""
+    flat = [(i, p) for i, s in enumerate(samples) for p in s.panels]
+    out: list[list[torch.Tensor]] = [[] for _ in samples]
+    for j in range(0, len(flat), batch_panels):
+        chunk = flat[j:j + batch_panels]
+        imgs = render([p for _, p in chunk], size)
+        for (i, _), img in zip(chunk, imgs):
+            out[i].append(img)
+    return out
+
+
+HF_FEATURES = {
+    "id": {"dtype": "string", "_type": "Value"},
+    "task": {"dtype": "string", "_type": "Value"},
+    "seed": {"dtype": "int64", "_type": "Value"},
+    "index": {"dtype": "int64", "_type": "Value"},
+    "question": {"dtype": "string", "_type": "Value"},
+    "answer": {"dtype": "string", "_type": "Value"},
+    "answer_type": {"dtype": "string", "_type": "Value"},
+    "options": {"feature": {"dtype": "string", "_type": "Value"}, "_type": "List"},
+    "num_panels": {"dtype": "int64", "_type": "Value"},
+    "meta": {"dtype": "string", "_type": "Value"},
+    "images": {"feature": {"_type": "Image"}, "_type": "List"},
+}
+
+
+def _row(sample) -> dict:
+    r = sample.record()
+    r["meta"] = json.dumps(r["meta"], sort_keys=True)
+    return r
+
+
+def _write_parquet(path: Path, samples, images) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [_row(s) for s in samples]
+    cols = {k: [r[k] for r in rows] for k in HF_FEATURES if k != "images"}
+    cols["images"] = [[{"bytes": encode_png(im), "path": None} for im in ims] for ims in images]
+    schema = pa.schema([
+        ("id", pa.string()), ("task", pa.string()), ("seed", pa.int64()), ("index", pa.int64()),
+        ("question", pa.string()), ("answer", pa.string()), ("answer_type", pa.string()),
+        ("options", pa.list_(pa.string())), ("num_panels", pa.int64()), ("meta", pa.string()),
+        ("images", pa.list_(pa.struct([("bytes", pa.binary()), ("path", pa.string())]))),
+    ], metadata={"huggingface": json.dumps({"info": {"features": HF_FEATURES}})})
+    table = pa.table(cols, schema=schema)
+    pq.write_table(table, path, compression="zstd")
+
+
+def _write_imagefolder(folder: Path, samples, images) -> None:
+    folder.mkdir(parents=True)
+    lines = []
+    for s, ims in zip(samples, images):
+        names = []
+        for j, im in enumerate(ims):
+            name = f"{s.index:06d}_{j}.png"
+            (folder / name).write_bytes(encode_png(im))
+            names.append(name)
+        row = _row(s)
+        row["file_names"] = names
+        lines.append(json.dumps(row, sort_keys=True))
+    (folder / "metadata.jsonl").write_text("\n".join(lines) + "\n")
+
+
+def write_shard(out: str, cfg: RunConfig, task: str, k: int) -> int:
+    """Generate, render and atomically write one shard; returns its number of samples."""
+    final = Path(out) / shard_path(cfg, task, k)
+    lo, hi = k * cfg.shard_size, min(cfg.count, (k + 1) * cfg.shard_size)
+    if final.exists():
+        return hi - lo
+    samples = get_task(task).samples(cfg.seed, range(lo, hi))
+    images = render_samples(samples, cfg.size)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    tmp = final.parent / f".tmp-{os.getpid()}-{final.name}"
+    if cfg.format == "parquet":
+        _write_parquet(tmp, samples, images)
+    else:
+        _write_imagefolder(tmp, samples, images)
+    os.replace(tmp, final)
+    return hi - lo
+
+
+def _init_worker(threads: int) -> None:
+    import numba
+
+    torch.set_num_threads(threads)
+    numba.set_num_threads(threads)
+
+
+def _worker(args) -> int:
+    return write_shard(*args)
+
+
+def _card(cfg: RunConfig) -> str:
+    if cfg.format == "parquet":
+        data_files = "data/**/*.parquet"
+    else:
+        data_files = "images/**"
+    return (f"---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: \"{data_files}\"\n---\n"
+            f"# procvis dataset\n\nGenerated by `procvis generate '{cfg.pattern}' --seed {cfg.seed} --count {cfg.count} "
+            f"--size {cfg.size} --format {cfg.format}`.\nLoad it with `datasets.load_dataset(\"<this folder>\")`; "
+            f"each row has `images` (one per panel), `question`, `answer`, `answer_type`, `options` and `meta` (JSON).\n")
+
+
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _atomic_write(path: Path, text: str) -> None:
+    tmp = path.parent / f".tmp-{os.getpid()}-{path.name}"
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and not out.is_dir():
+        raise OutputError(f"--out {str(out)!r} exists and is not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"cannot create output directory {str(out)!r}: {e.strerror}") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise OutputError(f"output directory {str(out)!r} is not writable")
+
+
+def generate(pattern: str, out: str, seed: int = 0, count: int = 10, size: int = 224, fmt: str = "parquet",
+             workers: int = 1, shard_size: int = 256, progress: bool = True) -> dict:
+    """Generate ``count`` samples of every task matching ``pattern`` into ``out``.
+
+    Returns the manifest (also written to ``out/manifest.json``).
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"format={fmt!r}; allowed: {', '.join(FORMATS)}")
+    if int(count) != count or count <= 0:
+        raise ValueError(f"count={count!r} must be a positive integer")
+    if int(workers) != workers or workers <= 0:
+        raise ValueError(f"workers={workers!r} must be a positive integer")
+    if int(shard_size) != shard_size or shard_size <= 0:
+        raise ValueError(f"shard_size={shard_size!r} must be a positive integer")
+    if int(seed) != seed:
+        raise ValueError(f"seed={seed!r} must be an integer")
+    H, W = canvas_size(size)
+    tasks = [t.id for t in resolve(pattern)]
+    cfg = RunConfig(pattern=pattern, seed=int(seed), count=int(count), size=H, format=fmt, shard_size=int(shard_size))
+    root = Path(out)
+    _check_out(root)
+    run_file = root / "run.json"
+    settings = {"format_version": FORMAT_VERSION, **asdict(cfg)}
+    if run_file.exists():
+        try:
+            before = json.loads(run_file.read_text())
+        except (OSError, json.JSONDecodeError):
+            before = {}
+        diff = {k: (before.get(k), v) for k, v in settings.items() if before.get(k) != v}
+        if diff:
+            said = ", ".join(f"{k}: {old!r} there, {new!r} asked" for k, (old, new) in diff.items())
+            raise OutputError(f"{str(root)!r} holds a dataset generated with other settings ({said}); "
+                              "choose another --out or remove it")
+    else:
+        _atomic_write(run_file, json.dumps(settings, sort_keys=True) + "\n")
+    for tmp in list(root.rglob(".tmp-*")):  # leftovers of a killed run
+        shutil.rmtree(tmp) if tmp.is_dir() else tmp.unlink()
+    _atomic_write(root / "README.md", _card(cfg))
+
+    shards = cfg.shards(tasks)
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(tasks) * cfg.count, unit="sample", desc="generate", file=sys.stderr,
+                   dynamic_ncols=True)
+    jobs = [(str(root), cfg, t, k) for t, k in shards]
+    if workers == 1:
+        for job in jobs:
+            n = write_shard(*job)
+            if bar:
+                bar.update(n)
+    else:
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(threads,)) as pool:
+            for n in pool.map(_worker, jobs):
+                if bar:
+                    bar.update(n)
+    if bar:
+        bar.close()
+    return _write_manifest(root, cfg, tasks, shards)
+
+
+def _write_manifest(root: Path, cfg: RunConfig, tasks: list[str], shards) -> dict:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        ver = version("procvis")
+    except PackageNotFoundError:
+        ver = "unknown"
+    files = {}
+    for t, k in shards:
+        p = root / shard_path(cfg, t, k)
+        for f in sorted([p] if p.is_file() else p.rglob("*")):
+            files[str(f.relative_to(root))] = _sha256(f)
+    manifest = {"procvis_version": ver, "format_version": FORMAT_VERSION, "config": asdict(cfg),
+                "seed": cfg.seed, "tasks": tasks, "counts": {t: cfg.count for t in tasks},
+                "total": cfg.count * len(tasks), "files": files}
+    _atomic_write(root / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+    return manifest
+
+
+def load_manifest(out: str) -> dict:
+    return json.loads((Path(out) / "manifest.json").read_text())
+
+
+def verify(out: str) -> list[str]:
+    """Files whose checksum no longer matches the manifest (empty when the dataset is intact)."""
+    root = Path(out)
+    m = load_manifest(out)
+    return [f for f, h in m["files"].items() if not (root / f).is_file() or _sha256(root / f) != h]
+
+
+__all__ = ["generate", "verify", "load_manifest", "render_samples", "encode_png", "FORMATS", "OutputError",
+           "RunConfig"]

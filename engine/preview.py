@@ -1,0 +1,89 @@
+"""Contact sheets: samples with their task, question and answer, drawn by the engine itself
+(each sample's image becomes a sprite, captions are glyph text)."""
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import torch
+
+from kernels.glyphs import load_atlas
+from kernels.layout import stitch
+
+from .registry import resolve
+from .render import render
+from .sample import Sample
+from .scene import Scene
+
+CAPTION_PX = 13          # caption line height in pixels
+CAPTION_LINES = 7
+
+
+def printable(text: str) -> str:
+    """``text`` with characters missing from the glyph atlas replaced by ``?``."""
+    ok = set(load_atlas().charset)
+    return "".join(c if c in ok else ("" if c in "\r" else "?") for c in text.replace("\n", " "))
+
+
+def pick(pattern: str, count: int, seed: int = 0) -> list[Sample]:
+    """``count`` samples spread evenly over the tasks matching ``pattern`` (index 0, 1, ...)."""
+    if int(count) != count or count <= 0:
+        raise ValueError(f"count={count!r} must be a positive integer")
+    tasks = resolve(pattern)
+    if count >= len(tasks):
+        chosen = [(tasks[i % len(tasks)], i // len(tasks)) for i in range(count)]
+    else:
+        chosen = [(tasks[(i * len(tasks)) // count], 0) for i in range(count)]
+    return [t.sample(seed, idx) for t, idx in chosen]
+
+
+def contact_sheet(samples: list[Sample], size: int = 192, cols: int | None = None) -> torch.Tensor:
+    """A ``[3, H, W]`` uint8 sheet: per sample its panels side by side, then captions with the
+    task id, question (wrapped) and answer."""
+    if not samples:
+        raise ValueError("a contact sheet needs at least one sample")
+    flat = [p for s in samples for p in s.panels]
+    imgs = render(flat, size)
+    tiles, k = [], 0
+    for s in samples:
+        n = len(s.panels)
+        tiles.append(stitch(imgs[k:k + n], gap=4, fill=128))
+        k += n
+    cols = cols or min(4, len(samples))
+    cell_w = max(max(t.shape[2] for t in tiles), 2 * size) + 16
+    cell_h = size + 8 + CAPTION_PX * CAPTION_LINES + 12
+    rows = -(-len(samples) // cols)
+    W, H = cols * cell_w, rows * cell_h
+    sheet = Scene(background=(250, 250, 250))
+    u = 1.0 / W                                    # one pixel in scene units
+    th = CAPTION_PX * u
+    chars = max(20, int((cell_w - 16) / (0.55 * CAPTION_PX)))
+    for i, (s, tile) in enumerate(zip(samples, tiles)):
+        r, c = divmod(i, cols)
+        x0, y0 = c * cell_w + 8, r * cell_h + 8
+        w, h = tile.shape[2], tile.shape[1]
+        sheet.sprite(tile, ((x0 + w / 2) * u, (y0 + h / 2) * u), (w * u, h * u))
+        lines = [s.task] + textwrap.wrap("Q: " + printable(s.question), chars)[: CAPTION_LINES - 2]
+        lines.append(printable("A: " + s.answer_text)[:chars])
+        for j, line in enumerate(lines):
+            y = y0 + size + 8 + CAPTION_PX * (j + 0.5)
+            color = (30, 30, 140) if j == 0 else ((150, 20, 20) if j == len(lines) - 1 else (20, 20, 20))
+            sheet.text(line, (x0 * u, y * u), height=th, anchor="left", color=color)
+    return render([sheet], (H, W))[0]
+
+
+def save_png(image: torch.Tensor, path: str | Path) -> Path:
+    """Write a ``[3,H,W]`` uint8 tensor as PNG (creating parent folders); returns the path."""
+    from PIL import Image
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".tmp-{path.name}")
+    Image.fromarray(image.permute(1, 2, 0).contiguous().cpu().numpy()).save(tmp, format="PNG")
+    tmp.replace(path)
+    return path
+
+
+def preview(pattern: str, out: str | Path, count: int = 8, seed: int = 0, size: int = 192) -> Path:
+    """Render ``count`` samples of ``pattern`` into a contact sheet PNG at ``out``."""
+    return save_png(contact_sheet(pick(pattern, count, seed), size), out)

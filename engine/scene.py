@@ -1,0 +1,286 @@
+"""Symbolic scenes: what a task samples, before any pixel exists.
+
+A :class:`Scene` is a list of primitives built with one method per kind
+(``scene.circle(...)``, ``scene.text(...)``, ...). Coordinates are in *scene units*: x and y
+are fractions of the canvas width, y grows downwards, so ``(0.5, 0.5)`` is the centre of a
+square canvas and a scene renders the same at any resolution. Angles are degrees,
+counter-clockwise as seen on screen. Colours are RGB triples of 0..255 or ``"#rrggbb"``.
+
+Every primitive takes ``color``, ``alpha`` (0..1), ``fill`` (False draws the outline),
+``stroke`` (outline or line width, scene units), ``rotation`` and ``order`` (draw order;
+ties keep insertion order).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+
+from kernels import templates
+from kernels.glyphs import load_atlas
+from kernels.raster import ELLIPSE, GLYPH, POLYGON, POLYLINE, SPRITE
+
+# Every primitive kind a scene can hold; ``Scene.add(kind, ...)`` dispatches on these names.
+KINDS = ("circle", "ellipse", "triangle", "rectangle", "square", "polygon", "star", "diamond",
+         "cross", "plus", "heart", "spade", "club", "sector", "pacman", "ring", "line",
+         "polyline", "spline", "arrow", "text", "sprite")
+KIND_CODE = {k: i for i, k in enumerate(KINDS)}
+
+Color = "tuple[int, int, int] | str"
+
+
+def parse_color(color: Any) -> tuple[float, float, float]:
+    """``(r, g, b)`` with components 0..255, or ``"#rrggbb"`` -> floats in [0, 1]."""
+    if isinstance(color, str):
+        s = color.lstrip("#")
+        if len(s) != 6 or any(ch not in "0123456789abcdefABCDEF" for ch in s):
+            raise ValueError(f"colour {color!r} is not '#rrggbb' or an (r, g, b) triple of 0..255")
+        return tuple(int(s[i:i + 2], 16) / 255.0 for i in (0, 2, 4))
+    try:
+        rgb = [float(c) for c in color]
+    except TypeError:
+        raise ValueError(f"colour {color!r} is not '#rrggbb' or an (r, g, b) triple of 0..255") from None
+    if len(rgb) != 3 or not all(math.isfinite(c) and 0 <= c <= 255 for c in rgb):
+        raise ValueError(f"colour {color!r} is not '#rrggbb' or an (r, g, b) triple of 0..255")
+    return tuple(c / 255.0 for c in rgb)
+
+
+def _finite(name: str, value: float, low: float | None = None) -> float:
+    v = float(value)
+    if not math.isfinite(v) or (low is not None and v < low):
+        bound = "finite" if low is None else f"finite and >= {low}"
+        raise ValueError(f"{name}={value!r} must be {bound}")
+    return v
+
+
+def _point(name: str, p: Sequence[float]) -> tuple[float, float]:
+    if len(p) != 2:
+        raise ValueError(f"{name}={p!r} must be an (x, y) pair")
+    return _finite(f"{name}.x", p[0]), _finite(f"{name}.y", p[1])
+
+
+@dataclass
+class Primitive:
+    """One primitive, ready for collation (see ``kernels.raster.Primitives`` for fields)."""
+
+    kind: str
+    geom: int
+    center: tuple[float, float]
+    scale: tuple[float, float]
+    rotation: float                      # radians in the y-down frame
+    color: tuple[float, float, float]
+    alpha: float
+    fill: bool
+    stroke: float
+    shell: float
+    order: float
+    verts: np.ndarray | None = None      # (V, 2) local units
+    index: int = 0                       # glyph cell, or position in ``Scene.sprites``
+
+
+@dataclass
+class Scene:
+    """A symbolic scene: primitives in draw order, a background colour and sprite images."""
+
+    background: tuple[int, int, int] | str = (255, 255, 255)
+    primitives: list[Primitive] = field(default_factory=list)
+    sprites: list[torch.Tensor] = field(default_factory=list)
+
+    # ---------------------------------------------------------------- generic entry point
+    def add(self, kind: str, **params) -> "Scene":
+        """Add a primitive by kind name (the methods below, e.g. ``add("star", center=...)``)."""
+        if kind not in KIND_CODE:
+            raise ValueError(f"unknown primitive kind {kind!r}; allowed: {', '.join(KINDS)}")
+        try:
+            return getattr(self, kind)(**params)
+        except TypeError as e:
+            raise ValueError(f"bad parameters for primitive {kind!r}: {e}") from None
+
+    def _push(self, kind, geom, center, scale, *, color=(0, 0, 0), alpha=1.0, fill=True, stroke=0.01,
+              rotation=0.0, order=0.0, shell=0.0, verts=None, index=0):
+        c = _point("center", center)
+        sx, sy = _finite("size", scale[0], 0.0), _finite("size", scale[1], 0.0)
+        a = _finite("alpha", alpha, 0.0)
+        if a > 1.0:
+            raise ValueError(f"alpha={alpha!r} must be within [0, 1]")
+        self.primitives.append(Primitive(
+            kind=kind, geom=geom, center=c, scale=(sx, sy),
+            rotation=-math.radians(_finite("rotation", rotation)), color=parse_color(color), alpha=a,
+            fill=bool(fill), stroke=_finite("stroke", stroke, 0.0), shell=_finite("shell", shell, 0.0),
+            order=_finite("order", order), verts=verts, index=int(index)))
+        return self
+
+    def _template(self, kind, template, center, radius, aspect=1.0, **style):
+        r = _finite("radius", radius, 0.0)
+        return self._push(kind, POLYGON, center, (r * aspect, r), verts=template, **style)
+
+    # ---------------------------------------------------------------- closed shapes
+    def circle(self, center, radius, **style) -> "Scene":
+        """Disc (or circle outline with ``fill=False``) of ``radius``."""
+        r = _finite("radius", radius, 0.0)
+        return self._push("circle", ELLIPSE, center, (r, r), **style)
+
+    def ellipse(self, center, radii, **style) -> "Scene":
+        """Ellipse with semi-axes ``radii = (rx, ry)`` before rotation."""
+        return self._push("ellipse", ELLIPSE, center, tuple(radii), **style)
+
+    def triangle(self, p0, p1, p2, **style) -> "Scene":
+        """Triangle through three arbitrary points (``rotation`` turns it about its centroid)."""
+        pts = np.array([_point("p0", p0), _point("p1", p1), _point("p2", p2)])
+        c = pts.mean(0)
+        return self._push("triangle", POLYGON, tuple(c), (1.0, 1.0), verts=pts - c, **style)
+
+    def rectangle(self, center, size, **style) -> "Scene":
+        """Rectangle of ``size = (width, height)``."""
+        w, h = _finite("width", size[0], 0.0), _finite("height", size[1], 0.0)
+        return self._push("rectangle", POLYGON, center, (w / 2, h / 2), verts=templates.rectangle(), **style)
+
+    def square(self, center, side, **style) -> "Scene":
+        """Square with edge length ``side``."""
+        s = _finite("side", side, 0.0)
+        return self._push("square", POLYGON, center, (s / 2, s / 2), verts=templates.rectangle(), **style)
+
+    def polygon(self, center, radius, sides, **style) -> "Scene":
+        """Regular polygon with ``sides`` (>= 3), circumradius ``radius``, a vertex pointing up."""
+        if int(sides) != sides or sides < 3:
+            raise ValueError(f"sides={sides!r} must be an integer >= 3")
+        return self._template("polygon", templates.regular_polygon(int(sides)), center, radius, **style)
+
+    def star(self, center, radius, points=5, inner=0.45, **style) -> "Scene":
+        """Star with ``points`` tips, tip radius ``radius`` and valleys at ``inner * radius``."""
+        return self._template("star", templates.star(int(points), float(inner)), center, radius, **style)
+
+    def diamond(self, center, radius, **style) -> "Scene":
+        """Rhombus ``2 * radius`` tall and ``1.4 * radius`` wide."""
+        return self._template("diamond", templates.diamond(), center, radius, **style)
+
+    def cross(self, center, radius, **style) -> "Scene":
+        """Diagonal cross (x) fitting a box of half-side ``radius``."""
+        return self._template("cross", templates.cross(), center, radius, **style)
+
+    def plus(self, center, radius, **style) -> "Scene":
+        """Plus sign (+) fitting a box of half-side ``radius``."""
+        return self._template("plus", templates.plus(), center, radius, **style)
+
+    def heart(self, center, radius, **style) -> "Scene":
+        """Heart, point down, fitting a box of half-side ``radius``."""
+        return self._template("heart", templates.heart(), center, radius, **style)
+
+    def spade(self, center, radius, **style) -> "Scene":
+        """Spade (inverted heart with a stem) fitting a box of half-side ``radius``."""
+        return self._template("spade", templates.spade(), center, radius, **style)
+
+    def club(self, center, radius, **style) -> "Scene":
+        """Club (three lobes and a stem) fitting a box of half-side ``radius``."""
+        return self._template("club", templates.club(), center, radius, **style)
+
+    def sector(self, center, radius, start, end, **style) -> "Scene":
+        """Disc sector from angle ``start`` to ``end`` (degrees, counter-clockwise, 0 = right)."""
+        v = templates.sector(_finite("start", start), _finite("end", end))
+        return self._template("sector", v, center, radius, **style)
+
+    def pacman(self, center, radius, mouth=90.0, direction=0.0, **style) -> "Scene":
+        """Pac-man: a disc with a ``mouth``-degree wedge removed, opening towards ``direction``."""
+        m = _finite("mouth", mouth, 0.0)
+        if m >= 360:
+            raise ValueError(f"mouth={mouth!r} must be below 360 degrees")
+        d = _finite("direction", direction)
+        v = templates.sector(d + m / 2, d + 360 - m / 2)
+        return self._template("pacman", v, center, radius, **style)
+
+    def ring(self, center, outer, inner, **style) -> "Scene":
+        """Annulus between radii ``inner`` and ``outer`` (``fill=False`` outlines both edges)."""
+        ro, ri = _finite("outer", outer, 0.0), _finite("inner", inner, 0.0)
+        if ri >= ro:
+            raise ValueError(f"ring inner={inner!r} must be smaller than outer={outer!r}")
+        r = (ro + ri) / 2
+        return self._push("ring", ELLIPSE, center, (r, r), shell=ro - ri, **style)
+
+    def arrow(self, start, end, width=0.01, head=None, **style) -> "Scene":
+        """Solid arrow from ``start`` to ``end`` with shaft ``width``; ``head = (length, width)``
+        defaults to ``(4 * width, 3.5 * width)``."""
+        (x0, y0), (x1, y1) = _point("start", start), _point("end", end)
+        w = _finite("width", width, 0.0)
+        hl, hw = head if head is not None else (4 * w, 3.5 * w)
+        length = math.hypot(x1 - x0, y1 - y0)
+        v = templates.arrow(length, w, _finite("head length", hl, 0.0), _finite("head width", hw, 0.0))
+        ang = math.degrees(math.atan2(-(y1 - y0), x1 - x0)) + style.pop("rotation", 0.0)
+        return self._push("arrow", POLYGON, ((x0 + x1) / 2, (y0 + y1) / 2), (1.0, 1.0), verts=v,
+                          rotation=ang, **style)
+
+    # ---------------------------------------------------------------- strokes
+    def line(self, start, end, width=0.01, **style) -> "Scene":
+        """Straight segment with round caps, ``width`` thick."""
+        return self.polyline([start, end], width=width, _kind="line", **style)
+
+    def polyline(self, points, width=0.01, _kind="polyline", **style) -> "Scene":
+        """Open chain through ``points`` (K >= 2), ``width`` thick, round joins and caps."""
+        pts = np.array([_point(f"points[{i}]", p) for i, p in enumerate(points)], dtype=np.float64).reshape(-1, 2)
+        if len(pts) < 2:
+            raise ValueError(f"a {_kind} needs at least 2 points, got {len(pts)}")
+        c = (pts.min(0) + pts.max(0)) / 2
+        style.pop("fill", None)
+        return self._push(_kind, POLYLINE, tuple(c), (1.0, 1.0), verts=pts - c,
+                          stroke=_finite("width", width, 0.0), **style)
+
+    def spline(self, points, width=0.01, samples_per_segment=12, **style) -> "Scene":
+        """Smooth (centripetal Catmull-Rom) curve through the control ``points``."""
+        pts = np.array([_point(f"points[{i}]", p) for i, p in enumerate(points)], dtype=np.float64).reshape(-1, 2)
+        curve = templates.catmull_rom(pts, int(samples_per_segment))
+        return self.polyline(curve, width=width, _kind="spline", **style)
+
+    # ---------------------------------------------------------------- text and images
+    def text(self, text: str, position, height=0.05, anchor="center", **style) -> "Scene":
+        """One line of ``text`` whose line height is ``height``; ``anchor`` (``left``,
+        ``center`` or ``right``) says which point of the line ``position`` is (vertically
+        always the middle). ``rotation`` turns the whole line about ``position``."""
+        if anchor not in ("left", "center", "right"):
+            raise ValueError(f"anchor={anchor!r}; allowed: left, center, right")
+        atlas = load_atlas()
+        cells = atlas.index(str(text))
+        h = _finite("height", height, 0.0)
+        x, y = _point("position", position)
+        adv = [float(atlas.advance[i]) * h for i in cells]
+        total = sum(adv)
+        start = {"left": 0.0, "center": -total / 2, "right": -total}[anchor]
+        rot = _finite("rotation", style.pop("rotation", 0.0))
+        c, s = math.cos(math.radians(rot)), math.sin(math.radians(rot))
+        style.setdefault("stroke", 0.0)
+        cursor = start
+        for cell, a in zip(cells, adv):
+            off = cursor + a / 2
+            cursor += a
+            if atlas.charset[cell] == " ":
+                continue
+            gx, gy = x + c * off, y - s * off
+            self._push("text", GLYPH, (gx, gy), (h / 2, h / 2), rotation=rot, index=cell, **style)
+        return self
+
+    def text_width(self, text: str, height=0.05) -> float:
+        """Width in scene units of ``text`` drawn with line height ``height``."""
+        atlas = load_atlas()
+        return float(sum(atlas.advance[i] for i in atlas.index(str(text)))) * height
+
+    def sprite(self, image: torch.Tensor, center, size, rotation=0.0, alpha=1.0, order=0.0) -> "Scene":
+        """Place an RGBA (or RGB) image ``[C,h,w]`` (uint8, or float in [0,1]) centred at
+        ``center`` spanning ``size = (width, height)``."""
+        img = torch.as_tensor(image)
+        if img.dim() != 3 or img.shape[0] not in (3, 4) or img.shape[1] < 1 or img.shape[2] < 1:
+            raise ValueError(f"sprite image must be [3 or 4, h, w], got shape {tuple(img.shape)}")
+        slot = next((i for i, s in enumerate(self.sprites) if s is image), None)
+        if slot is None:
+            self.sprites.append(image)
+            slot = len(self.sprites) - 1
+        w, h = _finite("width", size[0], 0.0), _finite("height", size[1], 0.0)
+        return self._push("sprite", SPRITE, center, (w / 2, h / 2), rotation=rotation, alpha=alpha,
+                          order=order, index=slot)
+
+    def __len__(self) -> int:
+        return len(self.primitives)
+
+    def kinds(self) -> list[str]:
+        """Kind name of every primitive, in insertion order."""
+        return [p.kind for p in self.primitives]

@@ -1,0 +1,105 @@
+"""``stream``: an endless (or bounded) torch ``IterableDataset`` of rendered batches.
+
+Sample ``i`` of the stream is ``(tasks[i % T], index = offset + i // T)``: tasks are
+interleaved round-robin. Batches ``[j*B, (j+1)*B)`` are dealt to the global workers
+``w = rank * num_workers + worker_id`` as ``j % (world_size * num_workers) == w``, so the
+ranks and DataLoader workers together cover the stream exactly once, and what a batch
+holds never depends on how many of them there are.
+"""
+from __future__ import annotations
+
+import itertools
+
+import torch
+from torch.utils.data import IterableDataset, get_worker_info
+
+from kernels.layout import stitch
+
+from .registry import resolve
+from .render import canvas_size, render
+
+
+def _rank_world() -> tuple[int, int]:
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        return dist.get_rank(), dist.get_world_size()
+    return 0, 1
+
+
+class SampleStream(IterableDataset):
+    """Rendered batches of the tasks matching ``pattern``; see :func:`stream`."""
+
+    def __init__(self, pattern: str, seed: int = 0, batch_size: int = 32, size=224, device="cpu",
+                 count: int | None = None, offset: int = 0, panels: str = "stitch"):
+        if int(batch_size) != batch_size or batch_size <= 0:
+            raise ValueError(f"batch_size={batch_size!r} must be a positive integer")
+        if count is not None and (int(count) != count or count <= 0):
+            raise ValueError(f"count={count!r} must be a positive integer or None (endless)")
+        if panels not in ("stitch", "first"):
+            raise ValueError(f"panels={panels!r}; allowed: stitch, first")
+        self.tasks = [t.id for t in resolve(pattern)]
+        self._task_objs = None
+        self.seed, self.batch_size, self.count, self.offset = int(seed), int(batch_size), count, int(offset)
+        self.size = canvas_size(size)
+        self.device = device
+        self.panels = panels
+
+    def item(self, i: int):
+        """The sample at stream position ``i``."""
+        if self._task_objs is None:
+            self._task_objs = resolve_ids(self.tasks)
+        T = len(self.tasks)
+        return self._task_objs[i % T].sample(self.seed, self.offset + i // T)
+
+    def batch(self, j: int) -> dict:
+        """Batch ``j`` of the stream: ``images [B,3,H,W]`` uint8 on ``device`` plus text fields."""
+        lo = j * self.batch_size
+        hi = lo + self.batch_size if self.count is None else min(lo + self.batch_size, self.count)
+        samples = [self.item(i) for i in range(lo, hi)]
+        flat = [p for s in samples for p in (s.panels if self.panels == "stitch" else s.panels[:1])]
+        imgs = render(flat, self.size, device=self.device)
+        out, k = [], 0
+        for s in samples:
+            n = len(s.panels) if self.panels == "stitch" else 1
+            out.append(imgs[k] if n == 1 else stitch(imgs[k:k + n]))
+            k += n
+        if any(o.shape != out[0].shape for o in out):
+            H, W = max(o.shape[1] for o in out), max(o.shape[2] for o in out)
+            out = [torch.nn.functional.pad(o, (0, W - o.shape[2], 0, H - o.shape[1]), value=255) for o in out]
+        return {"images": torch.stack(out), "id": [s.id for s in samples], "task": [s.task for s in samples],
+                "index": torch.tensor([s.index for s in samples]), "question": [s.question for s in samples],
+                "answer": [s.answer_text for s in samples], "answer_type": [s.answer_type for s in samples]}
+
+    def num_batches(self) -> int | None:
+        return None if self.count is None else -(-self.count // self.batch_size)
+
+    def __iter__(self):
+        info = get_worker_info()
+        wid, nw = (info.id, info.num_workers) if info is not None else (0, 1)
+        rank, world = _rank_world()
+        me, total = rank * nw + wid, world * nw
+        stop = self.num_batches()
+        js = itertools.count(me, total) if stop is None else range(me, stop, total)
+        for j in js:
+            yield self.batch(j)
+
+
+def resolve_ids(ids):
+    from .registry import get_task
+
+    return [get_task(t) for t in ids]
+
+
+def stream(pattern: str, seed: int = 0, batch_size: int = 32, size=224, device="cpu", count: int | None = None,
+           offset: int = 0, panels: str = "stitch") -> SampleStream:
+    """An ``IterableDataset`` yielding dicts of rendered batches of the tasks matching ``pattern``.
+
+    Each item: ``images`` ``[B,3,H,W]`` uint8 on ``device`` (several panels are stitched side
+    by side, or ``panels="first"`` keeps the first), and lists ``id``, ``task``,
+    ``question``, ``answer``, ``answer_type`` and tensor ``index``. Endless unless ``count``
+    (total samples) is given. Use it with ``DataLoader(ds, batch_size=None, num_workers=K)``;
+    under ``torchrun`` each rank takes its own share. With DataLoader workers keep
+    ``device="cpu"`` and move batches in the main process.
+    """
+    return SampleStream(pattern, seed, batch_size, size, device, count, offset, panels)

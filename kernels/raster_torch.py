@@ -1,0 +1,210 @@
+"""Tiled torch rasterizer: the same code on CPU and CUDA.
+
+The canvas is cut into ``TILE x TILE`` tiles; each primitive is binned into the tiles its
+bounding box touches, coverage is evaluated only for those (tile, primitive) entries, one
+geometry at a time and in bounded chunks, and entries are composited per tile in draw
+order, one depth level at a time across all tiles at once.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from .raster import ELLIPSE, GLYPH, POLYGON, POLYLINE, SPRITE, Prepared
+
+TILE = 16
+ENTRY_BUDGET = 1 << 14          # (tile, primitive) entries evaluated at once
+ELEMENT_BUDGET = 1 << 24        # entries x pixels x vertices in one polygon evaluation
+
+
+def _local(dx, dy, cs):
+    c, s = cs[:, 0:1], cs[:, 1:2]
+    return c * dx + s * dy, -s * dx + c * dy
+
+
+def _ellipse_distance(px, py, center, half, cs):
+    qx, qy = _local(px - center[:, 0:1], py - center[:, 1:2], cs)
+    a, b = half[:, 0:1].clamp_min(1e-6), half[:, 1:2].clamp_min(1e-6)
+    k0 = torch.sqrt((qx / a) ** 2 + (qy / b) ** 2)
+    k1 = torch.sqrt((qx / (a * a)) ** 2 + (qy / (b * b)) ** 2)
+    return torch.where(k1 > 0, k0 * (k0 - 1.0) / k1.clamp_min(1e-12), -torch.minimum(a, b))
+
+
+def _segments_distance(px, py, va, vb, closed):
+    """Distance from pixels ``[E,P]`` to segments ``va -> vb`` ``[E,S,2]``; for a closed
+    outline also the even-odd inside flag. Returns ``(d [E,P], inside [E,P] or None)``."""
+    ax, ay = va[..., 0:1], va[..., 1:2]                       # [E,S,1]
+    ex, ey = vb[..., 0:1] - ax, vb[..., 1:2] - ay
+    inv = 1.0 / (ex * ex + ey * ey).clamp_min(1e-12)
+    wx, wy = px[:, None, :] - ax, py[:, None, :] - ay         # [E,S,P]
+    t = ((wx * ex + wy * ey) * inv).clamp(0.0, 1.0)
+    dx, dy = wx - ex * t, wy - ey * t
+    d = torch.sqrt((dx * dx + dy * dy).amin(1))
+    if not closed:
+        return d, None
+    by = vb[..., 1:2]
+    straddle = (ay > py[:, None, :]) != (by > py[:, None, :])
+    xint = ax + (py[:, None, :] - ay) * ex / torch.where(ey == 0, torch.ones_like(ey), ey)
+    crossings = (straddle & (px[:, None, :] < xint)).sum(1)
+    return d, (crossings % 2) == 1
+
+
+def _bilinear(img, ix, iy, zero_outside):
+    """Sample ``img [E,C,h,w]`` at pixel coordinates ``ix, iy [E,P]``. Returns ``[E,C,P]``."""
+    E, C, h, w = img.shape
+    x0f, y0f = torch.floor(ix), torch.floor(iy)
+    fx, fy = ix - x0f, iy - y0f
+    x0, y0 = x0f.long(), y0f.long()
+    out = 0.0
+    flat = img.reshape(E, C, h * w)
+    for oy, wy in ((0, 1.0 - fy), (1, fy)):
+        for ox, wx in ((0, 1.0 - fx), (1, fx)):
+            xx, yy = x0 + ox, y0 + oy
+            inside = (xx >= 0) & (xx < w) & (yy >= 0) & (yy < h)
+            lin = (yy.clamp(0, h - 1) * w + xx.clamp(0, w - 1))[:, None, :].expand(E, C, -1)
+            v = torch.gather(flat, 2, lin)
+            if zero_outside:
+                v = v * inside[:, None, :]
+            out = out + v * (wx * wy)[:, None, :]
+    return out
+
+
+def _coverage(kind, px, py, q: dict, atlas, sprites, sprite_hw):
+    """Alpha ``[E,P]`` and premultiplied colour ``[E,P,3]`` of one geometry's entries."""
+    color = q["color"]
+    if kind == ELLIPSE:
+        d = _ellipse_distance(px, py, q["center"], q["half"], q["cs"])
+    elif kind in (POLYGON, POLYLINE):
+        v = q["verts"]
+        if kind == POLYGON:
+            d, inside = _segments_distance(px, py, v, torch.roll(v, -1, 1), True)
+            d = torch.where(inside, -d, d)
+        else:
+            d, _ = _segments_distance(px, py, v[:, :-1], v[:, 1:], False)
+    elif kind == GLYPH:
+        qx, qy = _local(px - q["center"][:, 0:1], py - q["center"][:, 1:2], q["cs"])
+        hx, hy = q["half"][:, 0:1].clamp_min(1e-6), q["half"][:, 1:2].clamp_min(1e-6)
+        u, v = qx / hx, qy / hy
+        A = atlas.shape[-1]
+        cells = atlas[q["index"]][:, None]                     # [E,1,A,A]
+        sdf = _bilinear(cells, (u + 1) * (A / 2) - 0.5, (v + 1) * (A / 2) - 0.5, False)[:, 0]
+        px_per_cell = (2.0 / A) * torch.minimum(hx, hy)
+        outside = (u.abs() > 1) | (v.abs() > 1)
+        d = torch.where(outside, torch.full_like(sdf, 1e4), sdf * px_per_cell)
+    else:  # SPRITE
+        qx, qy = _local(px - q["center"][:, 0:1], py - q["center"][:, 1:2], q["cs"])
+        hx, hy = q["half"][:, 0:1].clamp_min(1e-6), q["half"][:, 1:2].clamp_min(1e-6)
+        idx = q["index"]
+        hw = sprite_hw[idx].to(px.dtype)                        # [E,2] (h, w)
+        sx = (qx / hx + 1) * (hw[:, 1:2] / 2) - 0.5
+        sy = (qy / hy + 1) * (hw[:, 0:1] / 2) - 0.5
+        rgba = _bilinear(sprites[idx], sx, sy, True)            # [E,4,P] premultiplied
+        a = rgba[:, 3] * q["alpha"][:, None]
+        return a, rgba[:, :3].permute(0, 2, 1) * q["alpha"][:, None, None]
+    shell = q["shell"][:, None]
+    d = torch.where(shell > 0, d.abs() - shell / 2, d)
+    if kind == POLYLINE:
+        d = d - q["stroke"][:, None] / 2
+    else:
+        d = torch.where(q["fill"][:, None], d, d.abs() - q["stroke"][:, None] / 2)
+    a = (0.5 - d).clamp(0.0, 1.0) * q["alpha"][:, None]
+    return a, a[..., None] * color[:, None, :]
+
+
+def rasterize(prep: Prepared, height: int, width: int, background: torch.Tensor,
+              atlas: torch.Tensor, sprites: torch.Tensor, sprite_hw: torch.Tensor) -> torch.Tensor:
+    """Render prepared primitives over ``background [B,3,H,W]`` (float in [0,1]).
+
+    Returns a float32 ``[B,3,H,W]`` tensor in [0,1] on the primitives' device.
+    """
+    B, N = prep.geom.shape
+    dev = prep.center.device
+    T = TILE
+    TY, TX = math.ceil(height / T), math.ceil(width / T)
+    bg = torch.nn.functional.pad(background.float(), (0, TX * T - width, 0, TY * T - height))
+    tiles = bg.reshape(B, 3, TY, T, TX, T).permute(0, 2, 4, 3, 5, 1).reshape(B * TY * TX, T * T, 3).contiguous()
+    if N == 0:
+        return background.float().clone()
+
+    bbox = prep.bbox
+    live = (bbox[..., 2] > bbox[..., 0]) & (bbox[..., 3] > bbox[..., 1])
+    tx0, ty0 = bbox[..., 0] // T, bbox[..., 1] // T
+    tx1, ty1 = (bbox[..., 2] - 1) // T, (bbox[..., 3] - 1) // T
+    ar_y = torch.arange(TY, device=dev)[None, :, None, None]
+    ar_x = torch.arange(TX, device=dev)[None, None, :, None]
+    ly = torch.arange(T, device=dev).repeat_interleave(T).float() + 0.5
+    lx = torch.arange(T, device=dev).repeat(T).float() + 0.5
+
+    # Entries are counted per scene so that scenes can be taken in chunks of bounded work.
+    spans = ((tx1 - tx0 + 1) * (ty1 - ty0 + 1)).clamp_min(0) * live
+    per_scene = spans.sum(1).tolist()
+    start = 0
+    while start < B:
+        stop, work = start, 0
+        while stop < B and (stop == start or work + per_scene[stop] <= ENTRY_BUDGET):
+            work += per_scene[stop]
+            stop += 1
+        sl = slice(start, stop)
+        hit = (live[sl, None, None, :] & (ar_y >= ty0[sl, None, None, :]) & (ar_y <= ty1[sl, None, None, :])
+               & (ar_x >= tx0[sl, None, None, :]) & (ar_x <= tx1[sl, None, None, :]))
+        eb, ey, ex, en = hit.nonzero(as_tuple=True)     # sorted by tile, then draw order
+        eb = eb + start
+        if len(eb):
+            _composite_entries(prep, eb, ey, ex, en, TY, TX, lx, ly, tiles, atlas, sprites, sprite_hw)
+        start = stop
+
+    out = tiles.reshape(B, TY, TX, T, T, 3).permute(0, 5, 1, 3, 2, 4).reshape(B, 3, TY * T, TX * T)
+    return out[:, :, :height, :width].contiguous()
+
+
+def _composite_entries(prep, eb, ey, ex, en, TY, TX, lx, ly, tiles, atlas, sprites, sprite_hw):
+    E = len(eb)
+    P = lx.numel()
+    px = (ex * TILE).float()[:, None] + lx[None, :]
+    py = (ey * TILE).float()[:, None] + ly[None, :]
+    alpha = torch.empty(E, P, device=px.device)
+    color = torch.empty(E, P, 3, device=px.device)
+    geom = prep.geom[eb, en]
+    for kind in (ELLIPSE, POLYGON, POLYLINE, GLYPH, SPRITE):
+        sel = (geom == kind).nonzero(as_tuple=True)[0]
+        if len(sel) == 0:
+            continue
+        if kind in (POLYGON, POLYLINE):
+            # Group by vertex count so a triangle is not padded to a spline's length.
+            nv = prep.nverts[eb[sel], en[sel]]
+            for lo, hi in ((0, 8), (8, 16), (16, 64), (64, 1 << 30)):
+                part = sel[(nv > lo) & (nv <= hi)] if lo else sel[nv <= hi]
+                if len(part):
+                    vmax = int(prep.nverts[eb[part], en[part]].max())
+                    _fill(kind, part, vmax, eb, en, px, py, prep, alpha, color, atlas, sprites, sprite_hw)
+        else:
+            _fill(kind, sel, 0, eb, en, px, py, prep, alpha, color, atlas, sprites, sprite_hw)
+
+    tile_id = (eb * TY + ey) * TX + ex
+    first = torch.ones(E, dtype=torch.bool, device=px.device)
+    first[1:] = tile_id[1:] != tile_id[:-1]
+    starts = torch.nonzero(first, as_tuple=True)[0]
+    run = torch.cumsum(first.long(), 0) - 1
+    rank = torch.arange(E, device=px.device) - starts[run]
+    for k in range(int(rank.max()) + 1):
+        at = (rank == k).nonzero(as_tuple=True)[0]
+        t = tile_id[at]
+        a = alpha[at][..., None]
+        tiles[t] = tiles[t] * (1.0 - a) + color[at]
+
+
+def _fill(kind, sel, vmax, eb, en, px, py, prep, alpha, color, atlas, sprites, sprite_hw):
+    P = px.shape[1]
+    step = max(1, ELEMENT_BUDGET // (P * max(vmax, 1)))
+    for i in range(0, len(sel), step):
+        part = sel[i:i + step]
+        b, n = eb[part], en[part]
+        q = {"center": prep.center[b, n], "half": prep.half[b, n], "cs": prep.cs[b, n],
+             "color": prep.color[b, n], "alpha": prep.alpha[b, n], "fill": prep.fill[b, n],
+             "stroke": prep.stroke[b, n], "shell": prep.shell[b, n], "index": prep.index[b, n]}
+        if vmax:
+            q["verts"] = prep.verts[b, n, :vmax]
+        a, c = _coverage(kind, px[part], py[part], q, atlas, sprites, sprite_hw)
+        alpha[part] = a
+        color[part] = c

@@ -1,0 +1,198 @@
+"""The ``shapes/...`` tasks."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from engine.placement import scatter
+from engine.registry import register_task
+from engine.sample import Draw
+from engine.scene import Scene
+
+BACKGROUND = (255, 255, 255)
+# Well separated named colours (RGB), all far from the white background.
+COLOURS = {
+    "red": (220, 20, 20), "green": (20, 150, 40), "blue": (30, 60, 220), "yellow": (235, 200, 0),
+    "orange": (245, 120, 0), "purple": (130, 30, 170), "cyan": (0, 180, 200), "black": (0, 0, 0),
+}
+SHAPES = ("circle", "triangle", "square", "pentagon", "hexagon", "star", "diamond", "cross", "plus",
+          "heart", "spade", "club")
+
+
+def draw_shape(scene: Scene, shape: str, center, radius, color, **style) -> None:
+    """Draw one of ``SHAPES`` fitting a disc of ``radius`` at ``center``."""
+    if shape == "circle":
+        scene.circle(center, radius, color=color, **style)
+    elif shape == "triangle":
+        scene.polygon(center, radius, 3, color=color, **style)
+    elif shape == "square":
+        scene.square(center, radius * 1.41, color=color, **style)
+    elif shape == "pentagon":
+        scene.polygon(center, radius, 5, color=color, **style)
+    elif shape == "hexagon":
+        scene.polygon(center, radius, 6, color=color, **style)
+    else:
+        getattr(scene, shape)(center, radius * (0.72 if shape in ("heart", "spade", "club", "cross", "plus") else 1.0),
+                              color=color, **style)
+
+
+def _plural(shape: str) -> str:
+    return shape + ("es" if shape.endswith("s") else "s")
+
+
+@register_task("shapes/count/{shape}", shape=["circle", "triangle", "square", "star", "heart"])
+def count(rng: np.random.Generator, shape: str) -> Draw:
+    """Count one shape kind among distractors of other kinds."""
+    k = int(rng.integers(1, 10))
+    d = int(rng.integers(0, 5))
+    kinds = [shape] * k + list(rng.choice([s for s in SHAPES if s != shape], size=d))
+    order = rng.permutation(len(kinds))
+    kinds = [kinds[i] for i in order]
+    radii = rng.uniform(0.035, 0.07, size=len(kinds))
+    centres = scatter(rng, radii, (0.02, 0.02, 0.98, 0.98), gap=0.02)
+    names = list(COLOURS)
+    s = Scene(background=BACKGROUND)
+    objects = []
+    for kind, c, r in zip(kinds, centres, radii):
+        colour = names[int(rng.integers(len(names)))]
+        draw_shape(s, kind, tuple(c), float(r), COLOURS[colour])
+        objects.append({"shape": kind, "colour": colour, "center": [float(c[0]), float(c[1])], "radius": float(r)})
+    return Draw(s, f"How many {_plural(shape)} are in the image? Answer with a number.", str(k), "single",
+                meta={"objects": objects, "count": k})
+
+
+@register_task("shapes/colours")
+def colours(rng: np.random.Generator) -> Draw:
+    """Name the set of colours present."""
+    names = list(COLOURS)
+    present = sorted(rng.choice(names, size=int(rng.integers(1, 6)), replace=False).tolist())
+    n = int(rng.integers(len(present), 9))
+    cols = present + list(rng.choice(present, size=n - len(present)))
+    radii = rng.uniform(0.04, 0.08, size=n)
+    centres = scatter(rng, radii, (0.02, 0.02, 0.98, 0.98), gap=0.02)
+    s = Scene(background=BACKGROUND)
+    objects = []
+    for col, c, r in zip(cols, centres, radii):
+        shape = SHAPES[int(rng.integers(len(SHAPES)))]
+        draw_shape(s, shape, tuple(c), float(r), COLOURS[col])
+        objects.append({"shape": shape, "colour": col, "center": [float(c[0]), float(c[1])], "radius": float(r)})
+    q = f"Which colours appear in the image? Choose from {', '.join(names)}. Answer as [colour, colour, ...]."
+    return Draw(s, q, present, "set", meta={"objects": objects})
+
+
+@register_task("shapes/size_order")
+def size_order(rng: np.random.Generator) -> Draw:
+    """List the colours of the shapes from smallest to largest."""
+    n = int(rng.integers(2, 6))
+    cols = rng.choice(list(COLOURS), size=n, replace=False).tolist()
+    radii = 0.035 * 1.3 ** rng.permutation(n).astype(float)   # each at least 30% larger than the next
+    centres = scatter(rng, radii, (0.02, 0.02, 0.98, 0.98), gap=0.03)
+    shape = SHAPES[int(rng.integers(len(SHAPES)))]
+    s = Scene(background=BACKGROUND)
+    for col, c, r in zip(cols, centres, radii):
+        draw_shape(s, shape, tuple(c), float(r), COLOURS[col])
+    answer = [cols[i] for i in np.argsort(radii)]
+    q = f"List the colours of the {_plural(shape)} from the smallest to the largest. Answer as [colour, colour, ...]."
+    return Draw(s, q, answer, "list", meta={"shape": shape, "colours": cols, "radii": radii.tolist()})
+
+
+@register_task("shapes/same_shape")
+def same_shape(rng: np.random.Generator) -> Draw:
+    """Two panels: is the same kind of shape drawn in both?"""
+    a = SHAPES[int(rng.integers(len(SHAPES)))]
+    same = bool(rng.integers(2))
+    b = a if same else SHAPES[int(rng.choice([i for i, s in enumerate(SHAPES) if s != a]))]
+    panels = []
+    for shape in (a, b):
+        p = Scene(background=BACKGROUND)
+        col = list(COLOURS)[int(rng.integers(len(COLOURS)))]
+        draw_shape(p, shape, tuple(rng.uniform(0.35, 0.65, 2)), float(rng.uniform(0.15, 0.25)), COLOURS[col],
+                   rotation=float(rng.uniform(-20, 20)))
+        panels.append(p)
+    return Draw(panels, "Do the two images show the same kind of shape? Answer yes or no.",
+                "yes" if same else "no", "fixed", options=["yes", "no"], meta={"shapes": [a, b]})
+
+
+def _checker_sprite(rng: np.random.Generator) -> torch.Tensor:
+    cells = torch.from_numpy(rng.integers(0, 2, size=(4, 4)).astype(np.uint8))
+    img = torch.zeros(4, 32, 32, dtype=torch.uint8)
+    on = cells.repeat_interleave(8, 0).repeat_interleave(8, 1).bool()
+    img[0][on], img[2][~on], img[3] = 255, 255, 255
+    return img
+
+
+@register_task("shapes/gallery")
+def gallery(rng: np.random.Generator) -> Draw:
+    """Every primitive kind in one scene; which kind is drawn in red?"""
+    s = Scene(background=(235, 235, 235))
+    kinds = ["circle", "ellipse", "triangle", "rectangle", "square", "polygon", "star", "diamond", "cross",
+             "plus", "heart", "spade", "club", "sector", "pacman", "ring", "line", "polyline", "spline",
+             "arrow", "text", "sprite"]
+    target = kinds[int(rng.integers(len(kinds)))]
+    slots = rng.permutation(25)[: len(kinds)]
+    others = [c for n, c in COLOURS.items() if n != "red"]
+    for kind, slot in zip(kinds, slots):
+        cx, cy = 0.1 + 0.2 * (slot % 5), 0.1 + 0.2 * (slot // 5)
+        col = COLOURS["red"] if kind == target else others[int(rng.integers(len(others)))]
+        r = float(rng.uniform(0.06, 0.08))
+        rot = float(rng.uniform(-30, 30))
+        style = dict(color=col, rotation=rot)
+        if kind in ("circle",):
+            s.circle((cx, cy), r, color=col)
+        elif kind == "ellipse":
+            s.ellipse((cx, cy), (r, r * 0.55), **style)
+        elif kind == "triangle":
+            p = rng.uniform(-r, r, size=(3, 2)) * 0.4 + np.array([[0, -r], [r, r], [-r, r]]) * 0.8
+            s.triangle(*[(cx + x, cy + y) for x, y in p], color=col)
+        elif kind == "rectangle":
+            s.rectangle((cx, cy), (1.6 * r, r), **style)
+        elif kind == "polygon":
+            s.polygon((cx, cy), r, int(rng.integers(5, 9)), **style)
+        elif kind in ("sector", "pacman"):
+            if kind == "sector":
+                a0 = float(rng.uniform(0, 360))
+                s.sector((cx, cy), r, a0, a0 + float(rng.uniform(90, 300)), color=col)
+            else:
+                s.pacman((cx, cy), r, mouth=float(rng.uniform(40, 100)), direction=float(rng.uniform(0, 360)), color=col)
+        elif kind == "ring":
+            s.ring((cx, cy), r, r * 0.6, color=col)
+        elif kind == "line":
+            s.line((cx - r, cy + r * 0.5), (cx + r, cy - r * 0.5), width=0.012, color=col)
+        elif kind in ("polyline", "spline"):
+            pts = [(cx - r + 2 * r * i / 3, cy + float(rng.uniform(-r, r))) for i in range(4)]
+            getattr(s, kind)(pts, width=0.01, color=col)
+        elif kind == "arrow":
+            s.arrow((cx - r, cy), (cx + r, cy), width=0.015, color=col, rotation=rot)
+        elif kind == "text":
+            s.text(str(rng.choice(["A7", "x=3", "→", "?!"])), (cx, cy), height=0.08, color=col)
+        elif kind == "sprite":
+            s.sprite(_checker_sprite(rng), (cx, cy), (1.4 * r, 1.4 * r), rotation=rot)
+        elif kind == "square":
+            s.square((cx, cy), 1.4 * r, **style)
+        else:
+            getattr(s, kind)((cx, cy), r, **style, fill=bool(rng.integers(2)), stroke=0.008)
+    options = [k for k in kinds if k != "sprite"]
+    if target == "sprite":  # the sprite has its own colours; ask about a drawn kind instead
+        target = "text"
+        for p in s.primitives:
+            if p.kind == "text":
+                p.color = (COLOURS["red"][0] / 255, COLOURS["red"][1] / 255, COLOURS["red"][2] / 255)
+    return Draw(s, f"Which kind of primitive is drawn in red? Choose from: {', '.join(options)}.", target, "fixed",
+                options=options, meta={"kinds": kinds})
+
+
+WORDS = ("cat", "tree", "river", "seven", "blue", "north", "glass", "piano", "orbit", "lemon", "quartz", "jigsaw")
+
+
+@register_task("shapes/read_text")
+def read_text(rng: np.random.Generator) -> Draw:
+    """Read a word written at a random angle."""
+    word = str(rng.choice(WORDS))
+    if rng.integers(2):
+        word = word.upper()
+    s = Scene(background=BACKGROUND)
+    col = list(COLOURS.values())[int(rng.integers(len(COLOURS)))]
+    s.text(word, tuple(rng.uniform(0.4, 0.6, 2)), height=float(rng.uniform(0.12, 0.2)), color=col,
+           rotation=float(rng.uniform(-30, 30)))
+    return Draw(s, "What word is written in the image? Answer with the word only.", word, "single",
+                meta={"word": word})
