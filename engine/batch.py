@@ -9,7 +9,7 @@ import torch
 
 from kernels.raster import Primitives
 
-from .scene import Scene, parse_color
+from .scene import Primitive, Scene, parse_color
 
 
 @dataclass
@@ -40,57 +40,68 @@ class SceneBatch:
             if not isinstance(s, Scene):
                 raise TypeError(f"scenes[{i}] is a {type(s).__name__}, not an engine.Scene")
         B = len(scenes)
-        N = max((len(s.primitives) for s in scenes), default=0)
-        V = max((len(p.verts) for s in scenes for p in s.primitives if p.verts is not None), default=1)
+        counts = [len(s.primitives) for s in scenes]
+        N = max(counts, default=0)
+        prims = [p for s in scenes for p in s.primitives]
+        P = len(prims)
+        V = max((len(p.verts) for p in prims if p.verts is not None), default=1)
+        bi = np.repeat(np.arange(B), counts)
+        ni = np.concatenate([np.arange(c) for c in counts]) if P else np.zeros(0, np.int64)
+
+        cols = list(zip(*prims)) if P else [()] * len(Primitive._fields)
+        F = {name: i for i, name in enumerate(Primitive._fields)}
+
+        def column(name, dtype, width=None):
+            shape = (B, N) if width is None else (B, N, width)
+            out = np.zeros(shape, dtype)
+            if P:
+                out[bi, ni] = np.array(cols[F[name]], dtype)
+            return out
 
         valid = np.zeros((B, N), bool)
-        geom = np.zeros((B, N), np.int64)
-        center = np.zeros((B, N, 2), np.float32)
-        scale = np.zeros((B, N, 2), np.float32)
-        rotation = np.zeros((B, N), np.float32)
-        color = np.zeros((B, N, 3), np.float32)
-        alpha = np.zeros((B, N), np.float32)
-        fill = np.zeros((B, N), bool)
-        stroke = np.zeros((B, N), np.float32)
-        shell = np.zeros((B, N), np.float32)
-        order = np.zeros((B, N), np.float32)
-        verts = np.zeros((B, N, V, 2), np.float32)
-        nverts = np.zeros((B, N), np.int64)
-        index = np.zeros((B, N), np.int64)
-
+        valid[bi, ni] = True
+        # Sprites are numbered per scene; map them to one deduplicated batch list.
         sprite_list: list[torch.Tensor] = []
         sprite_ids: dict[int, int] = {}
-        for b, s in enumerate(scenes):
+        local_maps = []
+        for s in scenes:
             local = []
             for img in s.sprites:
-                key = id(img)
-                if key not in sprite_ids:
-                    sprite_ids[key] = len(sprite_list)
+                if id(img) not in sprite_ids:
+                    sprite_ids[id(img)] = len(sprite_list)
                     sprite_list.append(img)
-                local.append(sprite_ids[key])
-            for n, p in enumerate(s.primitives):
-                valid[b, n] = True
-                geom[b, n] = p.geom
-                center[b, n] = p.center
-                scale[b, n] = p.scale
-                rotation[b, n] = p.rotation
-                color[b, n] = p.color
-                alpha[b, n] = p.alpha
-                fill[b, n] = p.fill
-                stroke[b, n] = p.stroke
-                shell[b, n] = p.shell
-                order[b, n] = p.order
-                index[b, n] = local[p.index] if p.kind == "sprite" else p.index
-                if p.verts is not None:
-                    k = len(p.verts)
-                    verts[b, n, :k] = p.verts
-                    verts[b, n, k:] = p.verts[-1]
-                    nverts[b, n] = k
-        prims = Primitives(*(torch.from_numpy(a) for a in (
-            valid, geom, center, scale, rotation, color, alpha, fill, stroke, shell, order, verts, nverts, index)))
+                local.append(sprite_ids[id(img)])
+            local_maps.append(local)
+        index = column("index", np.int64)
+        for b, s in enumerate(scenes):
+            if s.sprites:
+                for n, p in enumerate(s.primitives):
+                    if p.kind == "sprite":
+                        index[b, n] = local_maps[b][p.index]
+
+        verts = np.zeros((B, N, V, 2), np.float32)
+        nverts = np.zeros((B, N), np.int64)
+        bounds = np.tile(np.array([-1, -1, 1, 1], np.float32), (B, N, 1))
+        # Most primitives share a cached template array: fill each distinct array in one go.
+        groups: dict[int, tuple[np.ndarray, list[int]]] = {}
+        for i, v in enumerate(cols[F["verts"]]):
+            if v is not None:
+                groups.setdefault(id(v), (v, []))[1].append(i)
+        for v, members in groups.values():
+            k = len(v)
+            gb, gn = bi[members], ni[members]
+            verts[gb, gn, :k] = v
+            verts[gb, gn, k:] = v[-1]
+            nverts[gb, gn] = k
+            bounds[gb, gn] = np.concatenate([v.min(0), v.max(0)])
+        arrays = (valid, column("geom", np.int64), column("center", np.float32, 2), column("scale", np.float32, 2),
+                  column("rotation", np.float32), column("color", np.float32, 3), column("alpha", np.float32),
+                  column("fill", bool), column("stroke", np.float32), column("shell", np.float32),
+                  column("order", np.float32), verts, nverts, index, bounds)
+        prims_t = Primitives(*(torch.from_numpy(a) for a in arrays))
         background = torch.tensor([parse_color(s.background) for s in scenes], dtype=torch.float32).reshape(B, 3)
         sprites, hw = _pack_sprites(sprite_list)
-        return cls(prims, background, sprites, hw, [s.kinds() for s in scenes])
+        return cls(prims_t, background, sprites, hw, [s.kinds() for s in scenes])
 
 
 def _pack_sprites(images: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -42,23 +42,23 @@ def _atlas_on(device: str) -> torch.Tensor:
     return torch.from_numpy(load_atlas().sdf).to(device)
 
 
-def _background(background, batch: SceneBatch, H: int, W: int, device) -> torch.Tensor:
+def _background(background, batch: SceneBatch, H: int, W: int, device) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``(colours [B,3], image [B,3,H,W] or None)``, floats in [0,1] on ``device``."""
     B = len(batch)
     if background is None:
-        bg = batch.background.to(device)
-    elif isinstance(background, torch.Tensor) and background.dim() == 4:
+        return batch.background.to(device), None
+    if isinstance(background, torch.Tensor) and background.dim() == 4:
         if tuple(background.shape) != (B, 3, H, W):
             raise ValueError(f"background image must be [B,3,H,W] = {[B, 3, H, W]}, got {list(background.shape)}")
         t = background.to(device)
-        return (t.float() / 255.0 if not t.is_floating_point() else t.float()).clamp(0, 1)
-    elif isinstance(background, torch.Tensor) and background.dim() == 2:
+        img = (t.float() / 255.0 if not t.is_floating_point() else t.float()).clamp(0, 1)
+        return batch.background.to(device), img
+    if isinstance(background, torch.Tensor) and background.dim() == 2:
         if tuple(background.shape) != (B, 3):
             raise ValueError(f"per-scene background colours must be [B,3] = {[B, 3]}, got {list(background.shape)}")
         bg = background.to(device).float()
-        bg = bg / 255.0 if bg.max() > 1 else bg
-    else:
-        bg = torch.tensor(parse_color(background), device=device).expand(B, 3)
-    return bg[:, :, None, None].expand(B, 3, H, W)
+        return (bg / 255.0 if bg.max() > 1 else bg), None
+    return torch.tensor(parse_color(background), device=device).expand(B, 3).contiguous(), None
 
 
 def render(scenes: Sequence[Scene] | SceneBatch, size=224, device="cpu", background=None,
@@ -86,19 +86,20 @@ def render(scenes: Sequence[Scene] | SceneBatch, size=224, device="cpu", backgro
     if backend == "auto":
         backend = "numba" if device.type == "cpu" else "torch"
     work = torch.device("cpu") if backend == "numba" else device
-    bg = _background(background, batch, H, W, work)
+    if dtype != torch.uint8 and not dtype.is_floating_point:
+        raise ValueError(f"dtype={dtype}; allowed: torch.uint8 or a floating dtype")
+    bg_color, bg_image = _background(background, batch, H, W, work)
     prims = batch.primitives.to(work)
     prep = prepare(prims, H, W)
     if backend == "numba":
         out = torch.from_numpy(raster_numba.rasterize(
-            prep, H, W, bg.contiguous().numpy(), load_atlas().sdf, batch.sprites.contiguous().numpy(),
-            batch.sprite_hw.numpy().astype(np.int64)))
-    else:
-        out = raster_torch.rasterize(prep, H, W, bg, _atlas_on(str(work)), batch.sprites.to(work),
-                                     batch.sprite_hw.to(work))
-    out = out.to(device)
+            prep, H, W, bg_color.numpy(), None if bg_image is None else bg_image.numpy(), load_atlas().sdf,
+            batch.sprites.contiguous().numpy(), batch.sprite_hw.numpy().astype(np.int64), uint8=dtype == torch.uint8))
+        return out.to(device) if dtype == torch.uint8 else out.to(device=device, dtype=dtype)
+    if bg_image is None:
+        bg_image = bg_color[:, :, None, None].expand(len(batch), 3, H, W)
+    out = raster_torch.rasterize(prep, H, W, bg_image, _atlas_on(str(work)), batch.sprites.to(work),
+                                 batch.sprite_hw.to(work))
     if dtype == torch.uint8:
         return (out.clamp(0, 1) * 255.0).round_().to(torch.uint8)
-    if not dtype.is_floating_point:
-        raise ValueError(f"dtype={dtype}; allowed: torch.uint8 or a floating dtype")
     return out.clamp(0, 1).to(dtype)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, NamedTuple, Sequence
 
 import numpy as np
 import torch
@@ -62,9 +62,9 @@ def _point(name: str, p: Sequence[float]) -> tuple[float, float]:
     return _finite(f"{name}.x", p[0]), _finite(f"{name}.y", p[1])
 
 
-@dataclass
-class Primitive:
-    """One primitive, ready for collation (see ``kernels.raster.Primitives`` for fields)."""
+class Primitive(NamedTuple):
+    """One primitive, ready for collation (see ``kernels.raster.Primitives`` for fields).
+    A tuple, so that a batch of them transposes into columns in one ``zip``."""
 
     kind: str
     geom: int

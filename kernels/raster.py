@@ -34,7 +34,9 @@ class Primitives(NamedTuple):
     rotation ``[B,N]`` radians (world = center + R(rotation) @ (local * scale), y down) ·
     color ``[B,N,3]`` in [0,1] · alpha ``[B,N]`` · fill ``[B,N]`` bool · stroke ``[B,N]`` ·
     shell ``[B,N]`` · order ``[B,N]`` · verts ``[B,N,V,2]`` (padding repeats the last vertex) ·
-    nverts ``[B,N]`` long · index ``[B,N]`` long (glyph cell or sprite id).
+    nverts ``[B,N]`` long · index ``[B,N]`` long (glyph cell or sprite id) ·
+    bounds ``[B,N,4]`` local ``x0, y0, x1, y1`` of the shape before scaling (``-1, -1, 1, 1`` for
+    ellipses, glyphs and sprites; the vertices' box for polygons and polylines).
     """
 
     valid: torch.Tensor
@@ -51,22 +53,25 @@ class Primitives(NamedTuple):
     verts: torch.Tensor
     nverts: torch.Tensor
     index: torch.Tensor
+    bounds: torch.Tensor
 
     def to(self, device) -> "Primitives":
         return Primitives(*(t.to(device) for t in self))
 
 
 class Prepared(NamedTuple):
-    """Primitives in pixel space, sorted by draw order with the valid ones first.
+    """Primitives in pixel space, in their slots, plus the draw order.
 
-    count ``[B]`` (primitives per scene; slots ``>= count`` are unused) · geom ``[B,N]`` ·
-    center ``[B,N,2]`` px · half ``[B,N,2]`` px · cs ``[B,N,2]`` (cos, sin of rotation) ·
-    color ``[B,N,3]`` · alpha ``[B,N]`` · fill ``[B,N]`` · stroke ``[B,N]`` px · shell ``[B,N]`` px ·
-    verts ``[B,N,V,2]`` px in canvas coordinates · nverts ``[B,N]`` · index ``[B,N]`` ·
-    bbox ``[B,N,4]`` long ``x0, y0, x1, y1`` (half-open, clipped to the canvas).
+    count ``[B]`` (primitives per scene) · perm ``[B,N]`` (``perm[b, k]`` is the slot drawn
+    ``k``-th; valid slots first) · geom ``[B,N]`` · center ``[B,N,2]`` px · half ``[B,N,2]`` px ·
+    cs ``[B,N,2]`` (cos, sin of rotation) · color ``[B,N,3]`` · alpha ``[B,N]`` · fill ``[B,N]`` ·
+    stroke ``[B,N]`` px · shell ``[B,N]`` px · verts ``[B,N,V,2]`` *local* units (a kernel maps
+    them with ``center + R @ (verts * half)``) · nverts ``[B,N]`` · index ``[B,N]`` ·
+    bbox ``[B,N,4]`` long ``x0, y0, x1, y1`` (half-open, clipped to the canvas; empty when invalid).
     """
 
     count: torch.Tensor
+    perm: torch.Tensor
     geom: torch.Tensor
     center: torch.Tensor
     half: torch.Tensor
@@ -82,52 +87,50 @@ class Prepared(NamedTuple):
     bbox: torch.Tensor
 
 
+def world_vertices(verts: torch.Tensor, center: torch.Tensor, half: torch.Tensor, cs: torch.Tensor) -> torch.Tensor:
+    """Local vertices ``[..., V, 2]`` to pixels: ``center + R(cs) @ (verts * half)``."""
+    lx = verts[..., 0] * half[..., None, 0]
+    ly = verts[..., 1] * half[..., None, 1]
+    c, s = cs[..., None, 0], cs[..., None, 1]
+    return torch.stack([center[..., None, 0] + (c * lx - s * ly), center[..., None, 1] + (s * lx + c * ly)], -1)
+
+
 def prepare(p: Primitives, height: int, width: int) -> Prepared:
-    """Sort ``p`` by draw order, convert it to pixels for a ``height x width`` canvas and
-    compute each primitive's clipped bounding box. Runs on ``p``'s device."""
-    B, N = p.valid.shape
+    """Draw order, pixel-space parameters and clipped bounding boxes of ``p`` for a
+    ``height x width`` canvas. Runs on ``p``'s device; nothing proportional to the number of
+    vertices is computed here."""
     dev = p.center.device
     # Invalid slots sort last; a stable sort keeps insertion order among equal orders.
-    order = torch.where(p.valid, p.order.double(), torch.tensor(float("inf"), dtype=torch.float64, device=dev))
-    perm = torch.argsort(order, dim=1, stable=True)
-
-    def g(t):
-        idx = perm.view(B, N, *([1] * (t.dim() - 2))).expand(B, N, *t.shape[2:])
-        return torch.gather(t, 1, idx)
-
+    key = torch.where(p.valid, p.order.double(), torch.tensor(float("inf"), dtype=torch.float64, device=dev))
+    perm = torch.argsort(key, dim=1, stable=True)
     s = float(width)
-    geom, fill, index, nverts = g(p.geom), g(p.fill), g(p.index), g(p.nverts)
-    center = g(p.center).float() * s
-    half = g(p.scale).float() * s
-    rot = g(p.rotation).float()
+    center = p.center.float() * s
+    half = p.scale.float() * s
+    rot = p.rotation.float()
     cs = torch.stack([torch.cos(rot), torch.sin(rot)], -1)
-    stroke = g(p.stroke).float() * s
-    shell = g(p.shell).float() * s
-    local = g(p.verts).float() * half[:, :, None, :]
+    stroke = p.stroke.float() * s
+    shell = p.shell.float() * s
+    # The rotated local box bounds every geometry (exactly for ellipses).
+    bx0, by0, bx1, by1 = (p.bounds[..., i].float() for i in range(4))
+    lx = torch.stack([bx0, bx1, bx1, bx0], -1) * half[..., 0:1]
+    ly = torch.stack([by0, by0, by1, by1], -1) * half[..., 1:2]
     c, sn = cs[..., 0:1], cs[..., 1:2]
-    verts = torch.stack([c * local[..., 0] - sn * local[..., 1],
-                         sn * local[..., 0] + c * local[..., 1]], -1) + center[:, :, None, :]
-
-    is_poly = (geom == POLYGON) | (geom == POLYLINE)
+    wx, wy = c * lx - sn * ly, sn * lx + c * ly
     a, b = half[..., 0], half[..., 1]
     cc, ss = cs[..., 0].abs(), cs[..., 1].abs()
     ell = torch.stack([torch.sqrt((a * cc) ** 2 + (b * ss) ** 2), torch.sqrt((a * ss) ** 2 + (b * cc) ** 2)], -1)
-    box = torch.stack([a * cc + b * ss, a * ss + b * cc], -1)
-    ext = torch.where((geom == ELLIPSE)[..., None], ell, box)
-    lo = torch.where(is_poly[..., None], verts.amin(2) if verts.shape[2] else center, center - ext)
-    hi = torch.where(is_poly[..., None], verts.amax(2) if verts.shape[2] else center, center + ext)
-    outline = (~fill) | (geom == POLYLINE)
+    is_ell = (p.geom == ELLIPSE)[..., None]
+    lo = center + torch.where(is_ell, -ell, torch.stack([wx.amin(-1), wy.amin(-1)], -1))
+    hi = center + torch.where(is_ell, ell, torch.stack([wx.amax(-1), wy.amax(-1)], -1))
+    outline = (~p.fill) | (p.geom == POLYLINE)
     margin = 1.0 + shell / 2 + torch.where(outline, stroke / 2, torch.zeros_like(stroke))
     lo = lo - margin[..., None]
     hi = hi + margin[..., None]
-    x0 = lo[..., 0].floor().clamp(0, width)
-    y0 = lo[..., 1].floor().clamp(0, height)
-    x1 = hi[..., 0].ceil().clamp(0, width)
-    y1 = hi[..., 1].ceil().clamp(0, height)
     finite = torch.isfinite(lo).all(-1) & torch.isfinite(hi).all(-1)
-    bbox = torch.stack([x0, y0, x1, y1], -1).nan_to_num(0.0).long()
-    valid = g(p.valid) & finite
-    bbox = torch.where(valid[..., None], bbox, torch.zeros_like(bbox))
-    return Prepared(count=p.valid.sum(1), geom=geom, center=center, half=half, cs=cs,
-                    color=g(p.color).float(), alpha=g(p.alpha).float(), fill=fill, stroke=stroke,
-                    shell=shell, verts=verts, nverts=nverts, index=index, bbox=bbox)
+    box = torch.stack([lo[..., 0].floor().clamp(0, width), lo[..., 1].floor().clamp(0, height),
+                       hi[..., 0].ceil().clamp(0, width), hi[..., 1].ceil().clamp(0, height)], -1)
+    valid = p.valid & finite
+    bbox = torch.where(valid[..., None], box.nan_to_num(0.0), torch.zeros_like(box)).long()
+    return Prepared(count=p.valid.sum(1), perm=perm, geom=p.geom, center=center, half=half, cs=cs,
+                    color=p.color.float(), alpha=p.alpha.float(), fill=p.fill, stroke=stroke, shell=shell,
+                    verts=p.verts.float(), nverts=p.nverts, index=p.index, bbox=bbox)

@@ -4,9 +4,17 @@ bounding box. Same distance formulas, sampling and compositing order as the torc
 from __future__ import annotations
 
 import math
+import os
+import threading
 
 import numba
 import numpy as np
+
+# The work-queue layer survives fork() (DataLoader workers, process pools), unlike a GNU
+# OpenMP one, but must not be entered from two threads at once: calls hold a lock.
+if "NUMBA_THREADING_LAYER" not in os.environ:
+    numba.config.THREADING_LAYER = "workqueue"
+_LOCK = threading.Lock()
 
 from .raster import ELLIPSE, GLYPH, POLYGON, POLYLINE, SPRITE, Prepared
 
@@ -54,119 +62,298 @@ def _sample_rgba(spr, h, w, ix, iy, out):
                 out[c] += spr[c, yy, xx] * (wx * wy)
 
 
+@numba.njit(inline="always", **_JIT)
+def _blend(buf, y, x0, x1, a, cr, cg, cb):
+    for x in range(x0, x1):
+        buf[0, y, x] = buf[0, y, x] * (1 - a) + cr * a
+        buf[1, y, x] = buf[1, y, x] * (1 - a) + cg * a
+        buf[2, y, x] = buf[2, y, x] * (1 - a) + cb * a
+
+
+@numba.njit(**_JIT)
+def _row_spans(py, m, nseg, closed, ax, ay, ex, ey, xc, lo, hi, act, x0, x1):
+    """For the pixel row at ``py``: the sorted x of the outline's crossings (closed shapes),
+    the merged pixel ranges ``[lo, hi]`` lying within ``m`` of some edge, and the edges
+    ``act`` that reach the strip ``|y - py| <= 1.5 m``. Pixels outside the ranges are at
+    least ``m`` from the outline; a pixel inside one is within ``sqrt(2) m`` of an edge, so
+    its nearest edge is among ``act``. Returns (crossings, ranges, active edges)."""
+    nc = 0
+    ni = 0
+    na = 0
+    for j in range(nseg):
+        ya, yb = ay[j], ay[j] + ey[j]
+        if min(ya, yb) <= py + 1.5 * m and max(ya, yb) >= py - 1.5 * m:
+            act[na] = j
+            na += 1
+        if closed and (ya > py) != (yb > py):
+            v = ax[j] + (py - ya) * ex[j] / ey[j]
+            k = nc
+            while k > 0 and xc[k - 1] > v:
+                xc[k] = xc[k - 1]
+                k -= 1
+            xc[k] = v
+            nc += 1
+        ymin, ymax = min(ya, yb), max(ya, yb)
+        if ymax < py - m or ymin > py + m:
+            continue
+        xa, xb = ax[j], ax[j] + ex[j]
+        if ey[j] != 0.0:
+            # x where the edge enters and leaves the strip |y - py| <= m
+            t0 = (py - m - ya) / ey[j]
+            t1 = (py + m - ya) / ey[j]
+            ta = min(max(min(t0, t1), 0.0), 1.0)
+            tb = min(max(max(t0, t1), 0.0), 1.0)
+            xa, xb = ax[j] + ex[j] * ta, ax[j] + ex[j] * tb
+        s0 = math.ceil(min(xa, xb) - m - 0.5)
+        s1 = math.floor(max(xa, xb) + m - 0.5)
+        s0 = max(s0, x0)
+        s1 = min(s1, x1 - 1)
+        if s1 < s0:
+            continue
+        k = ni
+        while k > 0 and lo[k - 1] > s0:
+            lo[k] = lo[k - 1]
+            hi[k] = hi[k - 1]
+            k -= 1
+        lo[k] = s0
+        hi[k] = s1
+        ni += 1
+    # merge overlapping or touching ranges
+    w = 0
+    for k in range(ni):
+        if w > 0 and lo[k] <= hi[w - 1] + 1:
+            hi[w - 1] = max(hi[w - 1], hi[k])
+        else:
+            lo[w] = lo[k]
+            hi[w] = hi[k]
+            w += 1
+    return nc, w, na
+
+
+@numba.njit(inline="always", **_JIT)
+def _segment_sdf(px, py, na, act, nc, xc, ax, ay, ex, ey, inv):
+    # Distance to the active edges; inside when an odd number of the row's crossings lie
+    # to the right (the same even-odd predicate as the torch path's per-pixel test).
+    best = np.float32(1e30)
+    for q in range(na):
+        j = act[q]
+        wx, wy = px - ax[j], py - ay[j]
+        t = min(max((wx * ex[j] + wy * ey[j]) * inv[j], 0.0), 1.0)
+        ddx, ddy = wx - ex[j] * t, wy - ey[j] * t
+        d2 = ddx * ddx + ddy * ddy
+        if d2 < best:
+            best = d2
+    right = 0
+    for q in range(nc):
+        if px < xc[q]:
+            right += 1
+    d = math.sqrt(best)
+    return -d if right % 2 == 1 else d
+
+
+@numba.njit(inline="always", **_JIT)
+def _finish(d, g, sh, st, filled, al):
+    if sh > 0:
+        d = abs(d) - sh / 2
+    if g == POLYLINE:
+        d = d - st / 2
+    elif not filled:
+        d = abs(d) - st / 2
+    return min(max(0.5 - d, 0.0), 1.0) * al
+
+
+@numba.njit(cache=True, nogil=True, fastmath=True)
+def _to_uint8(buf, out):
+    # Round half up (the torch path rounds half to even: the two differ by at most one level
+    # on exact .5 values).
+    C, H, W = buf.shape
+    for ch in range(C):
+        for y in range(H):
+            for x in range(W):
+                v = min(max(buf[ch, y, x], np.float32(0.0)), np.float32(1.0)) * np.float32(255.0) + np.float32(0.5)
+                out[ch, y, x] = np.uint8(np.int32(v))
+
+
 @numba.njit(parallel=True, **_JIT)
-def _render(count, geom, center, half, cs, color, alpha, fill, stroke, shell, verts, nverts, index,
-            bbox, bg, atlas, sprites, sprite_hw, out):
-    B, _, H, W = out.shape
+def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, shell, verts, nverts, index,
+            bbox, bg_color, bg_image, atlas, sprites, sprite_hw, out_u8, out_f32, workers):
+    B = count.shape[0]
+    H = max(out_u8.shape[2], out_f32.shape[2])
+    W = max(out_u8.shape[3], out_f32.shape[3])
     V = verts.shape[2]
     A = atlas.shape[1]
-    for b in numba.prange(B):
-        buf = bg[b].copy()
+    # One canvas buffer per worker, reused across its scenes (a fresh 600 KB array per scene
+    # costs page faults comparable to drawing 20 shapes).
+    for wk in numba.prange(workers):
+        buf = np.empty((3, H, W), np.float32)
         ax = np.empty(V + 1, np.float32)
         ay = np.empty(V + 1, np.float32)
         ex = np.empty(V + 1, np.float32)
         ey = np.empty(V + 1, np.float32)
         inv = np.empty(V + 1, np.float32)
+        xc = np.empty(V + 1, np.float32)
+        lo = np.empty(V + 1, np.int64)
+        hi = np.empty(V + 1, np.int64)
+        act = np.empty(V + 1, np.int64)
         rgba = np.empty(4, np.float32)
-        for n in range(count[b]):
-            x0, y0, x1, y1 = bbox[b, n, 0], bbox[b, n, 1], bbox[b, n, 2], bbox[b, n, 3]
-            if x1 <= x0 or y1 <= y0:
-                continue
-            g = geom[b, n]
-            cx, cy = center[b, n, 0], center[b, n, 1]
-            hx, hy = max(half[b, n, 0], 1e-6), max(half[b, n, 1], 1e-6)
-            c, s = cs[b, n, 0], cs[b, n, 1]
-            al = alpha[b, n]
-            cr, cg, cb = color[b, n, 0], color[b, n, 1], color[b, n, 2]
-            sh = shell[b, n]
-            st = stroke[b, n]
-            filled = fill[b, n]
-            nseg = 0
-            if g == POLYGON or g == POLYLINE:
-                nv = nverts[b, n]
-                nseg = nv if g == POLYGON else nv - 1
-                for j in range(nseg):
-                    k = (j + 1) % nv
-                    ax[j] = verts[b, n, j, 0]
-                    ay[j] = verts[b, n, j, 1]
-                    ex[j] = verts[b, n, k, 0] - ax[j]
-                    ey[j] = verts[b, n, k, 1] - ay[j]
-                    inv[j] = 1.0 / max(ex[j] * ex[j] + ey[j] * ey[j], 1e-12)
-            idx = index[b, n]
-            for y in range(y0, y1):
-                py = np.float32(y + 0.5)
-                for x in range(x0, x1):
-                    px = np.float32(x + 0.5)
-                    d = np.float32(0.0)
-                    if g == ELLIPSE:
-                        dx, dy = px - cx, py - cy
-                        qx, qy = c * dx + s * dy, -s * dx + c * dy
-                        k0 = math.sqrt((qx / hx) ** 2 + (qy / hy) ** 2)
-                        k1 = math.sqrt((qx / (hx * hx)) ** 2 + (qy / (hy * hy)) ** 2)
-                        d = k0 * (k0 - 1.0) / max(k1, 1e-12) if k1 > 0 else -min(hx, hy)
-                    elif g == POLYGON or g == POLYLINE:
-                        best = np.float32(1e30)
-                        crossings = 0
-                        for j in range(nseg):
-                            wx, wy = px - ax[j], py - ay[j]
-                            t = min(max((wx * ex[j] + wy * ey[j]) * inv[j], 0.0), 1.0)
-                            ddx, ddy = wx - ex[j] * t, wy - ey[j] * t
-                            d2 = ddx * ddx + ddy * ddy
-                            if d2 < best:
-                                best = d2
-                            if g == POLYGON:
-                                by = ay[j] + ey[j]
-                                if (ay[j] > py) != (by > py):
-                                    if px < ax[j] + (py - ay[j]) * ex[j] / ey[j]:
-                                        crossings += 1
-                        d = math.sqrt(best)
-                        if crossings % 2 == 1:
-                            d = -d
-                    elif g == GLYPH:
-                        dx, dy = px - cx, py - cy
-                        u, v = (c * dx + s * dy) / hx, (-s * dx + c * dy) / hy
-                        if abs(u) > 1 or abs(v) > 1:
+        for b in range(wk, B, workers):
+            if bg_image.shape[0] > 0:
+                buf[:] = bg_image[b]
+            else:
+                for ch in range(3):
+                    buf[ch] = bg_color[b, ch]
+            for k_ in range(count[b]):
+                n = perm[b, k_]
+                x0, y0, x1, y1 = bbox[b, n, 0], bbox[b, n, 1], bbox[b, n, 2], bbox[b, n, 3]
+                if x1 <= x0 or y1 <= y0:
+                    continue
+                g = geom[b, n]
+                cx, cy = center[b, n, 0], center[b, n, 1]
+                hx, hy = max(half[b, n, 0], 1e-6), max(half[b, n, 1], 1e-6)
+                c, s = cs[b, n, 0], cs[b, n, 1]
+                al = alpha[b, n]
+                cr, cg, cb = color[b, n, 0], color[b, n, 1], color[b, n, 2]
+                sh = shell[b, n]
+                st = stroke[b, n]
+                filled = fill[b, n]
+                idx = index[b, n]
+                if g == POLYGON or g == POLYLINE:
+                    closed = g == POLYGON
+                    nv = nverts[b, n]
+                    nseg = nv if closed else nv - 1
+                    for j in range(nv):   # local -> pixels: center + R @ (v * half)
+                        lx = verts[b, n, j, 0] * half[b, n, 0]
+                        ly = verts[b, n, j, 1] * half[b, n, 1]
+                        ax[j] = cx + (c * lx - s * ly)
+                        ay[j] = cy + (s * lx + c * ly)
+                    for j in range(nseg):
+                        k = (j + 1) % nv
+                        ex[j] = ax[k] - ax[j]
+                        ey[j] = ay[k] - ay[j]
+                        inv[j] = 1.0 / max(ex[j] * ex[j] + ey[j] * ey[j], 1e-12)
+                    # Pixels farther than m from the outline have coverage exactly 0 or 1.
+                    m = 0.5 + sh / 2 + (st / 2 if (not filled or not closed) else 0.0) + 1e-3
+                    solid = closed and filled and sh <= 0
+                    for y in range(y0, y1):
+                        py = np.float32(y + 0.5)
+                        nc, ni, na = _row_spans(py, m, nseg, closed, ax, ay, ex, ey, xc, lo, hi, act, x0, x1)
+                        x = x0
+                        k = 0
+                        while x < x1:
+                            if k < ni and x >= lo[k]:
+                                for xx in range(x, hi[k] + 1):
+                                    px = np.float32(xx + 0.5)
+                                    d = _segment_sdf(px, py, na, act, nc, xc, ax, ay, ex, ey, inv)
+                                    a = _finish(d, g, sh, st, filled, al)
+                                    if a > 0:
+                                        _blend(buf, y, xx, xx + 1, a, cr, cg, cb)
+                                x = hi[k] + 1
+                                k += 1
+                                continue
+                            stop = lo[k] if k < ni else x1
+                            if solid:
+                                px = np.float32(x + 0.5)
+                                right = 0
+                                for q in range(nc):
+                                    if px < xc[q]:
+                                        right += 1
+                                if right % 2 == 1 and al > 0:
+                                    _blend(buf, y, x, stop, al, cr, cg, cb)
+                            x = stop
+                    continue
+                if g == ELLIPSE and abs(hx - hy) <= 1e-6 * hx:
+                    # A circle's distance is exact: per row, pixels within r - m of the centre are
+                    # fully covered, those beyond r + m untouched; only the annulus between is
+                    # evaluated (with the same formula as the torch path).
+                    m = 0.5 + sh / 2 + (st / 2 if not filled else 0.0) + 1e-3
+                    solid = filled and sh <= 0
+                    ro2 = (hx + m) * (hx + m)
+                    ri = hx - m
+                    for y in range(y0, y1):
+                        py = np.float32(y + 0.5)
+                        dy = py - cy
+                        if dy * dy >= ro2:
                             continue
-                        sdf = _sample_clamped(atlas[idx], (u + 1) * (A / 2) - 0.5, (v + 1) * (A / 2) - 0.5)
-                        d = sdf * ((2.0 / A) * min(hx, hy))
-                    else:  # SPRITE
-                        dx, dy = px - cx, py - cy
-                        u, v = (c * dx + s * dy) / hx, (-s * dx + c * dy) / hy
-                        sh_, sw_ = sprite_hw[idx, 0], sprite_hw[idx, 1]
-                        _sample_rgba(sprites[idx], sh_, sw_, (u + 1) * (sw_ / 2) - 0.5, (v + 1) * (sh_ / 2) - 0.5, rgba)
-                        a = rgba[3] * al
-                        if a <= 0:
+                        wo = math.sqrt(ro2 - dy * dy)
+                        xa = max(x0, int(math.ceil(cx - wo - 0.5)))
+                        xb = min(x1 - 1, int(math.floor(cx + wo - 0.5)))
+                        ca, cb_ = xb + 1, xb   # core range [ca, cb_] (empty unless set)
+                        if ri > 0 and dy * dy < ri * ri:
+                            wi = math.sqrt(ri * ri - dy * dy)
+                            ca = max(xa, int(math.floor(cx - wi - 0.5)) + 1)
+                            cb_ = min(xb, int(math.ceil(cx + wi - 0.5)) - 1)
+                        x = xa
+                        while x <= xb:
+                            if x == ca and ca <= cb_:
+                                if solid and al > 0:
+                                    _blend(buf, y, ca, cb_ + 1, al, cr, cg, cb)
+                                x = cb_ + 1
+                                continue
+                            px = np.float32(x + 0.5)
+                            dx = px - cx
+                            qx, qy = c * dx + s * dy, -s * dx + c * dy
+                            k0 = math.sqrt((qx / hx) ** 2 + (qy / hy) ** 2)
+                            k1 = math.sqrt((qx / (hx * hx)) ** 2 + (qy / (hy * hy)) ** 2)
+                            d = k0 * (k0 - 1.0) / max(k1, 1e-12) if k1 > 0 else -min(hx, hy)
+                            a = _finish(d, g, sh, st, filled, al)
+                            if a > 0:
+                                _blend(buf, y, x, x + 1, a, cr, cg, cb)
+                            x += 1
+                    continue
+                for y in range(y0, y1):
+                    py = np.float32(y + 0.5)
+                    for x in range(x0, x1):
+                        px = np.float32(x + 0.5)
+                        if g == ELLIPSE:
+                            dx, dy = px - cx, py - cy
+                            qx, qy = c * dx + s * dy, -s * dx + c * dy
+                            k0 = math.sqrt((qx / hx) ** 2 + (qy / hy) ** 2)
+                            k1 = math.sqrt((qx / (hx * hx)) ** 2 + (qy / (hy * hy)) ** 2)
+                            d = k0 * (k0 - 1.0) / max(k1, 1e-12) if k1 > 0 else -min(hx, hy)
+                            a = _finish(d, g, sh, st, filled, al)
+                        elif g == GLYPH:
+                            dx, dy = px - cx, py - cy
+                            u, v = (c * dx + s * dy) / hx, (-s * dx + c * dy) / hy
+                            if abs(u) > 1 or abs(v) > 1:
+                                continue
+                            sdf = _sample_clamped(atlas[idx], (u + 1) * (A / 2) - 0.5, (v + 1) * (A / 2) - 0.5)
+                            a = _finish(sdf * ((2.0 / A) * min(hx, hy)), g, sh, st, filled, al)
+                        else:  # SPRITE
+                            dx, dy = px - cx, py - cy
+                            u, v = (c * dx + s * dy) / hx, (-s * dx + c * dy) / hy
+                            sh_, sw_ = sprite_hw[idx, 0], sprite_hw[idx, 1]
+                            _sample_rgba(sprites[idx], sh_, sw_, (u + 1) * (sw_ / 2) - 0.5, (v + 1) * (sh_ / 2) - 0.5, rgba)
+                            a = rgba[3] * al
+                            if a <= 0:
+                                continue
+                            for ch in range(3):
+                                buf[ch, y, x] = buf[ch, y, x] * (1 - a) + rgba[ch] * al
                             continue
-                        for ch in range(3):
-                            buf[ch, y, x] = buf[ch, y, x] * (1 - a) + rgba[ch] * al
-                        continue
-                    if sh > 0:
-                        d = abs(d) - sh / 2
-                    if g == POLYLINE:
-                        d = d - st / 2
-                    elif not filled:
-                        d = abs(d) - st / 2
-                    a = min(max(0.5 - d, 0.0), 1.0) * al
-                    if a <= 0:
-                        continue
-                    buf[0, y, x] = buf[0, y, x] * (1 - a) + cr * a
-                    buf[1, y, x] = buf[1, y, x] * (1 - a) + cg * a
-                    buf[2, y, x] = buf[2, y, x] * (1 - a) + cb * a
-        out[b] = buf
+                        if a > 0:
+                            _blend(buf, y, x, x + 1, a, cr, cg, cb)
+            if out_u8.shape[0] > 0:
+                _to_uint8(buf, out_u8[b])
+            else:
+                out_f32[b] = buf
 
 
-def rasterize(prep: Prepared, height: int, width: int, background: np.ndarray,
-              atlas: np.ndarray, sprites: np.ndarray, sprite_hw: np.ndarray) -> np.ndarray:
-    """Render prepared primitives (CPU tensors) over ``background [B,3,H,W]`` float32.
+def rasterize(prep: Prepared, height: int, width: int, bg_color: np.ndarray, bg_image: np.ndarray | None,
+              atlas: np.ndarray, sprites: np.ndarray, sprite_hw: np.ndarray, uint8: bool = True) -> np.ndarray:
+    """Render prepared primitives (CPU tensors) over ``bg_color [B,3]`` or ``bg_image [B,3,H,W]``
+    (float32 in [0,1]).
 
-    Returns a float32 ``[B,3,H,W]`` numpy array in [0,1].
+    Returns ``[B,3,H,W]`` numpy: uint8 (rounded) when ``uint8``, else float32 in [0,1].
     """
     f32 = lambda t: np.ascontiguousarray(t.numpy(), dtype=np.float32)  # noqa: E731
     i64 = lambda t: np.ascontiguousarray(t.numpy(), dtype=np.int64)  # noqa: E731
     B = prep.geom.shape[0]
-    out = np.empty((B, 3, height, width), np.float32)
-    _render(i64(prep.count), i64(prep.geom), f32(prep.center), f32(prep.half), f32(prep.cs), f32(prep.color),
-            f32(prep.alpha), np.ascontiguousarray(prep.fill.numpy()), f32(prep.stroke), f32(prep.shell),
-            f32(prep.verts), i64(prep.nverts), i64(prep.index), i64(prep.bbox),
-            np.ascontiguousarray(background, dtype=np.float32), atlas, sprites, sprite_hw, out)
-    return out
+    out_u8 = np.empty((B if uint8 else 0, 3, height, width), np.uint8)
+    out_f32 = np.empty((0 if uint8 else B, 3, height, width), np.float32)
+    img = np.zeros((0, 3, 1, 1), np.float32) if bg_image is None else np.ascontiguousarray(bg_image, dtype=np.float32)
+    with _LOCK:
+        _render(i64(prep.count), i64(prep.perm), i64(prep.geom), f32(prep.center), f32(prep.half), f32(prep.cs), f32(prep.color),
+                f32(prep.alpha), np.ascontiguousarray(prep.fill.numpy()), f32(prep.stroke), f32(prep.shell),
+                f32(prep.verts), i64(prep.nverts), i64(prep.index), i64(prep.bbox),
+                np.ascontiguousarray(bg_color, dtype=np.float32), img, atlas,
+                sprites, sprite_hw, out_u8, out_f32, max(1, min(numba.get_num_threads(), B)))
+    return out_u8 if uint8 else out_f32

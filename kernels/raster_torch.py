@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from .raster import ELLIPSE, GLYPH, POLYGON, POLYLINE, SPRITE, Prepared
+from .raster import ELLIPSE, GLYPH, POLYGON, POLYLINE, SPRITE, Prepared, world_vertices
 
 TILE = 16
 ENTRY_BUDGET = 1 << 14          # (tile, primitive) entries evaluated at once
@@ -127,7 +127,7 @@ def rasterize(prep: Prepared, height: int, width: int, background: torch.Tensor,
     if N == 0:
         return background.float().clone()
 
-    bbox = prep.bbox
+    bbox = torch.gather(prep.bbox, 1, prep.perm[..., None].expand(B, N, 4))   # in draw order
     live = (bbox[..., 2] > bbox[..., 0]) & (bbox[..., 3] > bbox[..., 1])
     tx0, ty0 = bbox[..., 0] // T, bbox[..., 1] // T
     tx1, ty1 = (bbox[..., 2] - 1) // T, (bbox[..., 3] - 1) // T
@@ -148,8 +148,9 @@ def rasterize(prep: Prepared, height: int, width: int, background: torch.Tensor,
         sl = slice(start, stop)
         hit = (live[sl, None, None, :] & (ar_y >= ty0[sl, None, None, :]) & (ar_y <= ty1[sl, None, None, :])
                & (ar_x >= tx0[sl, None, None, :]) & (ar_x <= tx1[sl, None, None, :]))
-        eb, ey, ex, en = hit.nonzero(as_tuple=True)     # sorted by tile, then draw order
+        eb, ey, ex, ek = hit.nonzero(as_tuple=True)     # sorted by tile, then draw order
         eb = eb + start
+        en = prep.perm[eb, ek]                          # draw position -> slot
         if len(eb):
             _composite_entries(prep, eb, ey, ex, en, TY, TX, lx, ly, tiles, atlas, sprites, sprite_hw)
         start = stop
@@ -204,7 +205,7 @@ def _fill(kind, sel, vmax, eb, en, px, py, prep, alpha, color, atlas, sprites, s
              "color": prep.color[b, n], "alpha": prep.alpha[b, n], "fill": prep.fill[b, n],
              "stroke": prep.stroke[b, n], "shell": prep.shell[b, n], "index": prep.index[b, n]}
         if vmax:
-            q["verts"] = prep.verts[b, n, :vmax]
+            q["verts"] = world_vertices(prep.verts[b, n, :vmax], q["center"], q["half"], q["cs"])
         a, c = _coverage(kind, px[part], py[part], q, atlas, sprites, sprite_hw)
         alpha[part] = a
         color[part] = c

@@ -15,6 +15,24 @@ import numpy as np
 ARC_SEGMENTS = 48  # segments on a full turn for sampled curves
 
 
+def _frozen(fn):
+    """Cache a template builder and hand out read-only arrays, so equal shapes share one
+    array (collation fills each distinct array once per batch)."""
+    @functools.lru_cache(maxsize=4096)
+    def cached(*args):
+        out = fn(*args)
+        out.setflags(write=False)
+        return out
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if kwargs:
+            return fn(*args, **kwargs)
+        return cached(*args)
+    return wrapper
+
+
+@_frozen
 def regular_polygon(sides: int) -> np.ndarray:
     """Regular ``sides``-gon with a vertex pointing up, circumradius 1. Returns ``(sides, 2)``."""
     if sides < 3:
@@ -23,6 +41,7 @@ def regular_polygon(sides: int) -> np.ndarray:
     return np.stack([np.cos(a), np.sin(a)], 1)
 
 
+@_frozen
 def star(points: int = 5, inner: float = 0.45) -> np.ndarray:
     """Star with ``points`` tips (one up), tip radius 1 and valley radius ``inner``. Returns ``(2*points, 2)``."""
     if points < 3 or not (0.0 < inner < 1.0):
@@ -32,6 +51,7 @@ def star(points: int = 5, inner: float = 0.45) -> np.ndarray:
     return np.stack([r * np.cos(a), r * np.sin(a)], 1)
 
 
+@_frozen
 def plus(thickness: float = 0.38) -> np.ndarray:
     """Plus sign (+) with arm ``thickness`` as a fraction of the full width. Returns ``(12, 2)``."""
     t = thickness
@@ -39,6 +59,7 @@ def plus(thickness: float = 0.38) -> np.ndarray:
                      [-t, t], [-1, t], [-1, -t], [-t, -t]], dtype=np.float64)
 
 
+@_frozen
 def cross(thickness: float = 0.38) -> np.ndarray:
     """Cross (x): the plus sign turned by 45 degrees and rescaled to fill the unit box. Returns ``(12, 2)``."""
     p = plus(thickness)
@@ -47,11 +68,13 @@ def cross(thickness: float = 0.38) -> np.ndarray:
     return q / np.abs(q).max()
 
 
+@_frozen
 def diamond(width: float = 0.7) -> np.ndarray:
     """Rhombus, taller than wide (``width`` is the half-width). Returns ``(4, 2)``."""
     return np.array([[0, -1], [width, 0], [0, 1], [-width, 0]], dtype=np.float64)
 
 
+@_frozen
 def rectangle() -> np.ndarray:
     """Axis-aligned unit box ``[-1, 1]^2``. Returns ``(4, 2)``."""
     return np.array([[-1, -1], [1, -1], [1, 1], [-1, 1]], dtype=np.float64)
@@ -74,7 +97,9 @@ def _heart_curve(n: int) -> np.ndarray:
 @functools.lru_cache(maxsize=None)
 def heart() -> np.ndarray:
     """Heart, point down, lobes up. Returns ``(64, 2)``."""
-    return _normalise(_heart_curve(64))
+    out = _normalise(_heart_curve(64))
+    out.setflags(write=False)
+    return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -89,7 +114,9 @@ def spade() -> np.ndarray:
     right = int(np.argmax(h[:, 0] >= 1.0))
     left = len(h) - int(np.argmax(h[::-1, 0] <= -1.0)) - 1
     feet = np.array([[-3.5, cusp_y + 12.0], [3.5, cusp_y + 12.0]])
-    return _normalise(np.concatenate([h[right:left + 1], feet]))
+    out = _normalise(np.concatenate([h[right:left + 1], feet]))
+    out.setflags(write=False)
+    return out
 
 
 @functools.lru_cache(maxsize=None)
@@ -98,7 +125,7 @@ def club() -> np.ndarray:
     # The union of the discs is star-shaped about the origin (inside all three discs), so
     # one far intersection per ray from the origin traces its outline.
     discs = np.array([[0.0, -0.42, 0.40], [-0.44, 0.14, 0.40], [0.44, 0.14, 0.40]])
-    ang = np.linspace(0, 2 * np.pi, 144, endpoint=False)
+    ang = np.linspace(0, 2 * np.pi, 96, endpoint=False)
     d = np.stack([np.cos(ang), np.sin(ang)], 1)
     rmax = np.zeros(len(ang))
     for cx, cy, r in discs:
@@ -109,9 +136,12 @@ def club() -> np.ndarray:
     # Rays pointing down (y grows) between the two lower discs give way to the stem.
     idx = np.nonzero((ang > np.deg2rad(70)) & (ang < np.deg2rad(110)))[0]
     stem = np.array([[0.10, 0.30], [0.30, 0.95], [-0.30, 0.95], [-0.10, 0.30]])
-    return _normalise(np.concatenate([pts[: idx[0]], stem, pts[idx[-1] + 1:]]))
+    out = _normalise(np.concatenate([pts[: idx[0]], stem, pts[idx[-1] + 1:]]))
+    out.setflags(write=False)
+    return out
 
 
+@_frozen
 def sector(start_deg: float, end_deg: float) -> np.ndarray:
     """Disc sector (pac-man) of radius 1 from ``start_deg`` to ``end_deg``, counter-clockwise on
     screen, angle 0 pointing right. The centre is a vertex unless the sector is a full disc.
@@ -127,6 +157,7 @@ def sector(start_deg: float, end_deg: float) -> np.ndarray:
     return np.concatenate([[[0.0, 0.0]], arc])
 
 
+@_frozen
 def arrow(length: float, width: float, head_length: float, head_width: float) -> np.ndarray:
     """Arrow pointing along +x from ``(-length/2, 0)`` to ``(length/2, 0)`` in absolute units
     (not normalised). Returns ``(7, 2)``."""

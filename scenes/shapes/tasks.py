@@ -128,7 +128,8 @@ def gallery(rng: np.random.Generator) -> Draw:
     kinds = ["circle", "ellipse", "triangle", "rectangle", "square", "polygon", "star", "diamond", "cross",
              "plus", "heart", "spade", "club", "sector", "pacman", "ring", "line", "polyline", "spline",
              "arrow", "text", "sprite"]
-    target = kinds[int(rng.integers(len(kinds)))]
+    # The sprite keeps its own colours, so the red one is always a drawn kind.
+    target = kinds[int(rng.integers(len(kinds) - 1))]
     slots = rng.permutation(25)[: len(kinds)]
     others = [c for n, c in COLOURS.items() if n != "red"]
     for kind, slot in zip(kinds, slots):
@@ -172,11 +173,6 @@ def gallery(rng: np.random.Generator) -> Draw:
         else:
             getattr(s, kind)((cx, cy), r, **style, fill=bool(rng.integers(2)), stroke=0.008)
     options = [k for k in kinds if k != "sprite"]
-    if target == "sprite":  # the sprite has its own colours; ask about a drawn kind instead
-        target = "text"
-        for p in s.primitives:
-            if p.kind == "text":
-                p.color = (COLOURS["red"][0] / 255, COLOURS["red"][1] / 255, COLOURS["red"][2] / 255)
     return Draw(s, f"Which kind of primitive is drawn in red? Choose from: {', '.join(options)}.", target, "fixed",
                 options=options, meta={"kinds": kinds})
 
