@@ -1,0 +1,39 @@
+# procvis: set-up, demo, tests and benchmarks. Everything runs from the virtual
+# environment at .venv/, created from nothing on first use.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+FONT := /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+
+.PHONY: setup demo test test-slow bench clean
+
+setup: $(STAMP)
+
+# torch first, pinned to the CPU build, then everything else under the same constraint so
+# no dependency can swap it for a CUDA build.
+$(STAMP): pyproject.toml constraints.txt
+	@if [ ! -f $(FONT) ] && [ -z "$$PROCVIS_FONT" ]; then \
+	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-dejavu-core; \
+	  else echo "missing $(FONT): install fonts-dejavu-core or set PROCVIS_FONT" >&2; exit 1; fi; fi
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0
+	$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -e '.[test]'
+	@$(BIN)/python -c "import torch, sys; v = torch.__version__; sys.exit(0 if v.startswith('2.13.0') and not torch.version.cuda else f'torch {v} is not the CPU build 2.13.0')"
+	@touch $(STAMP)
+
+demo: setup
+	$(BIN)/procvis demo --out out/demo
+
+test: setup
+	$(BIN)/python -m pytest -q
+
+test-slow: setup
+	$(BIN)/python -m pytest -q -m slow
+
+bench: setup
+	$(BIN)/procvis bench --results benchmarks/RESULTS.md
+
+clean:
+	rm -rf $(VENV) out build *.egg-info
