@@ -1,6 +1,7 @@
 """Collation of scenes into the padded batch the rasterizer consumes."""
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -21,14 +22,12 @@ class SceneBatch:
         background: ``[B, 3]`` float colours in [0, 1].
         sprites: ``[S, 4, h, w]`` float premultiplied RGBA, zero-padded to the largest sprite.
         sprite_hw: ``[S, 2]`` long, each sprite's own ``(h, w)``.
-        kinds: per scene, the kind name of every primitive (for checks and metadata).
     """
 
     primitives: Primitives
     background: torch.Tensor
     sprites: torch.Tensor
     sprite_hw: torch.Tensor
-    kinds: list[list[str]]
 
     def __len__(self) -> int:
         return self.background.shape[0]
@@ -40,54 +39,39 @@ class SceneBatch:
             if not isinstance(s, Scene):
                 raise TypeError(f"scenes[{i}] is a {type(s).__name__}, not an engine.Scene")
         B = len(scenes)
-        counts = [len(s.primitives) for s in scenes]
-        N = max(counts, default=0)
+        counts = np.fromiter((len(s.primitives) for s in scenes), np.int64, B)
+        N = int(counts.max()) if B else 0
         prims = [p for s in scenes for p in s.primitives]
         P = len(prims)
-        V = max((len(p.verts) for p in prims if p.verts is not None), default=1)
         bi = np.repeat(np.arange(B), counts)
-        ni = np.concatenate([np.arange(c) for c in counts]) if P else np.zeros(0, np.int64)
-
+        ni = np.arange(P) - np.repeat(np.cumsum(counts) - counts, counts)
         cols = list(zip(*prims)) if P else [()] * len(Primitive._fields)
         F = {name: i for i, name in enumerate(Primitive._fields)}
 
-        def column(name, dtype, width=None):
-            shape = (B, N) if width is None else (B, N, width)
-            out = np.zeros(shape, dtype)
+        def column(name, dtype, width=1):
+            out = np.zeros((B, N, width), dtype)
             if P:
-                out[bi, ni] = np.array(cols[F[name]], dtype)
-            return out
+                flat = cols[F[name]] if width == 1 else itertools.chain.from_iterable(cols[F[name]])
+                out[bi, ni] = np.fromiter(flat, dtype, P * width).reshape(P, width)
+            return out if width > 1 else out[..., 0]
 
         valid = np.zeros((B, N), bool)
         valid[bi, ni] = True
-        # Sprites are numbered per scene; map them to one deduplicated batch list.
-        sprite_list: list[torch.Tensor] = []
-        sprite_ids: dict[int, int] = {}
-        local_maps = []
-        for s in scenes:
-            local = []
-            for img in s.sprites:
-                if id(img) not in sprite_ids:
-                    sprite_ids[id(img)] = len(sprite_list)
-                    sprite_list.append(img)
-                local.append(sprite_ids[id(img)])
-            local_maps.append(local)
         index = column("index", np.int64)
-        for b, s in enumerate(scenes):
-            if s.sprites:
-                for n, p in enumerate(s.primitives):
-                    if p.kind == "sprite":
-                        index[b, n] = local_maps[b][p.index]
+        if any(s.sprites for s in scenes):
+            index = _sprite_indices(scenes, index)
+        sprites_flat = _unique_sprites(scenes)
 
+        # Most primitives share a cached template array: fill each distinct array in one go.
+        vcol = cols[F["verts"]]
+        keys = np.fromiter(map(id, vcol), np.int64, P)
+        uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        groups = [(vcol[f], np.nonzero(inverse == g)[0]) for g, f in enumerate(first) if vcol[f] is not None]
+        V = max((len(v) for v, _ in groups), default=1)
         verts = np.zeros((B, N, V, 2), np.float32)
         nverts = np.zeros((B, N), np.int64)
         bounds = np.tile(np.array([-1, -1, 1, 1], np.float32), (B, N, 1))
-        # Most primitives share a cached template array: fill each distinct array in one go.
-        groups: dict[int, tuple[np.ndarray, list[int]]] = {}
-        for i, v in enumerate(cols[F["verts"]]):
-            if v is not None:
-                groups.setdefault(id(v), (v, []))[1].append(i)
-        for v, members in groups.values():
+        for v, members in groups:
             k = len(v)
             gb, gn = bi[members], ni[members]
             verts[gb, gn, :k] = v
@@ -100,8 +84,29 @@ class SceneBatch:
                   column("order", np.float32), verts, nverts, index, bounds)
         prims_t = Primitives(*(torch.from_numpy(a) for a in arrays))
         background = torch.tensor([parse_color(s.background) for s in scenes], dtype=torch.float32).reshape(B, 3)
-        sprites, hw = _pack_sprites(sprite_list)
-        return cls(prims_t, background, sprites, hw, [s.kinds() for s in scenes])
+        sprites, hw = _pack_sprites(sprites_flat)
+        return cls(prims_t, background, sprites, hw)
+
+
+def _unique_sprites(scenes) -> list[torch.Tensor]:
+    """Every distinct sprite image of the batch, in first-use order."""
+    seen: dict[int, torch.Tensor] = {}
+    for s in scenes:
+        for img in s.sprites:
+            seen.setdefault(id(img), img)
+    return list(seen.values())
+
+
+def _sprite_indices(scenes, index: np.ndarray) -> np.ndarray:
+    """Map each sprite primitive's per-scene sprite number to its place in the batch list."""
+    order = {key: i for i, key in enumerate(id(img) for img in _unique_sprites(scenes))}
+    for b, s in enumerate(scenes):
+        if s.sprites:
+            local = [order[id(img)] for img in s.sprites]
+            for n, p in enumerate(s.primitives):
+                if p.kind == "sprite":
+                    index[b, n] = local[p.index]
+    return index
 
 
 def _pack_sprites(images: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:

@@ -19,6 +19,7 @@ _LOCK = threading.Lock()
 from .raster import ELLIPSE, GLYPH, POLYGON, POLYLINE, SPRITE, Prepared
 
 _JIT = dict(cache=True, nogil=True, fastmath=False)
+BAND = 32  # canvas rows composited at a time
 
 
 @numba.njit(inline="always", **_JIT)
@@ -71,16 +72,18 @@ def _blend(buf, y, x0, x1, a, cr, cg, cb):
 
 
 @numba.njit(**_JIT)
-def _row_spans(py, m, nseg, closed, ax, ay, ex, ey, xc, lo, hi, act, x0, x1):
+def _row_spans(py, m, edges, e0, e1, closed, ax, ay, ex, ey, xc, lo, hi, act, x0, x1):
     """For the pixel row at ``py``: the sorted x of the outline's crossings (closed shapes),
     the merged pixel ranges ``[lo, hi]`` lying within ``m`` of some edge, and the edges
     ``act`` that reach the strip ``|y - py| <= 1.5 m``. Pixels outside the ranges are at
     least ``m`` from the outline; a pixel inside one is within ``sqrt(2) m`` of an edge, so
-    its nearest edge is among ``act``. Returns (crossings, ranges, active edges)."""
+    its nearest edge is among ``act``. Only ``edges[e0:e1]`` (those reaching that strip) are
+    examined. Returns (crossings, ranges, active edges)."""
     nc = 0
     ni = 0
     na = 0
-    for j in range(nseg):
+    for q in range(e0, e1):
+        j = edges[q]
         ya, yb = ay[j], ay[j] + ey[j]
         if min(ya, yb) <= py + 1.5 * m and max(ya, yb) >= py - 1.5 * m:
             act[na] = j
@@ -163,15 +166,15 @@ def _finish(d, g, sh, st, filled, al):
 
 
 @numba.njit(cache=True, nogil=True, fastmath=True)
-def _to_uint8(buf, out):
-    # Round half up (the torch path rounds half to even: the two differ by at most one level
-    # on exact .5 values).
-    C, H, W = buf.shape
-    for ch in range(C):
-        for y in range(H):
+def _to_uint8(buf, rows, out, b, ys):
+    # buf[:, :rows] -> out[b, :, ys:ys+rows]. Rounds half up (the torch path rounds half to
+    # even: the two differ by at most one level on exact .5 values).
+    W = buf.shape[2]
+    for ch in range(3):
+        for y in range(rows):
             for x in range(W):
                 v = min(max(buf[ch, y, x], np.float32(0.0)), np.float32(1.0)) * np.float32(255.0) + np.float32(0.5)
-                out[ch, y, x] = np.uint8(np.int32(v))
+                out[b, ch, ys + y, x] = np.uint8(np.int32(v))
 
 
 @numba.njit(parallel=True, **_JIT)
@@ -182,10 +185,12 @@ def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, she
     W = max(out_u8.shape[3], out_f32.shape[3])
     V = verts.shape[2]
     A = atlas.shape[1]
-    # One canvas buffer per worker, reused across its scenes (a fresh 600 KB array per scene
-    # costs page faults comparable to drawing 20 shapes).
+    # Each worker composites one band of BAND rows at a time in a small float buffer that
+    # stays in cache (a whole 224 px canvas is 600 KB): fill, draw the primitives clipped to
+    # the band, convert, next band.
+    nbands = (H + BAND - 1) // BAND
     for wk in numba.prange(workers):
-        buf = np.empty((3, H, W), np.float32)
+        buf = np.empty((3, min(BAND, H), W), np.float32)
         ax = np.empty(V + 1, np.float32)
         ay = np.empty(V + 1, np.float32)
         ex = np.empty(V + 1, np.float32)
@@ -195,16 +200,20 @@ def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, she
         lo = np.empty(V + 1, np.int64)
         hi = np.empty(V + 1, np.int64)
         act = np.empty(V + 1, np.int64)
+        row_start = np.empty(H + 2, np.int64)
+        row_edges = np.empty((V + 1) * 8, np.int64)
         rgba = np.empty(4, np.float32)
-        for b in range(wk, B, workers):
-            if bg_image.shape[0] > 0:
-                buf[:] = bg_image[b]
-            else:
-                for ch in range(3):
-                    buf[ch] = bg_color[b, ch]
+        for job in range(((B - wk + workers - 1) // workers) * nbands):
+            b = wk + (job // nbands) * workers
+            ys = (job % nbands) * BAND
+            ye = min(H, ys + BAND)
+            for ch in range(3):
+                for y in range(ye - ys):
+                    for x in range(W):
+                        buf[ch, y, x] = bg_image[b, ch, ys + y, x] if bg_image.shape[0] > 0 else bg_color[b, ch]
             for k_ in range(count[b]):
                 n = perm[b, k_]
-                x0, y0, x1, y1 = bbox[b, n, 0], bbox[b, n, 1], bbox[b, n, 2], bbox[b, n, 3]
+                x0, y0, x1, y1 = bbox[b, n, 0], max(bbox[b, n, 1], ys), bbox[b, n, 2], min(bbox[b, n, 3], ye)
                 if x1 <= x0 or y1 <= y0:
                     continue
                 g = geom[b, n]
@@ -234,9 +243,33 @@ def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, she
                     # Pixels farther than m from the outline have coverage exactly 0 or 1.
                     m = 0.5 + sh / 2 + (st / 2 if (not filled or not closed) else 0.0) + 1e-3
                     solid = closed and filled and sh <= 0
+                    # Bucket the edges by the rows whose strip |y - py| <= 1.5 m they reach, so each row
+                    # looks only at its own edges: O(V + rows) per primitive instead of O(V * rows).
+                    nrows = y1 - y0
+                    for r in range(nrows + 1):
+                        row_start[r] = 0
+                    total = 0
+                    for j in range(nseg):
+                        r0 = max(int(math.ceil(min(ay[j], ay[j] + ey[j]) - 1.5 * m - 0.5)), y0) - y0
+                        r1 = min(int(math.floor(max(ay[j], ay[j] + ey[j]) + 1.5 * m - 0.5)), y1 - 1) - y0
+                        for r in range(r0, r1 + 1):
+                            row_start[r + 1] += 1
+                        total += max(r1 - r0 + 1, 0)
+                    for r in range(nrows):
+                        row_start[r + 1] += row_start[r]
+                    if total > row_edges.shape[0]:
+                        row_edges = np.empty(2 * total, np.int64)
+                    for j in range(nseg):
+                        r0 = max(int(math.ceil(min(ay[j], ay[j] + ey[j]) - 1.5 * m - 0.5)), y0) - y0
+                        r1 = min(int(math.floor(max(ay[j], ay[j] + ey[j]) + 1.5 * m - 0.5)), y1 - 1) - y0
+                        for r in range(r0, r1 + 1):
+                            row_edges[row_start[r]] = j
+                            row_start[r] += 1
+                    # Now row_start[r] is where row r's edges end, and row r starts where row r-1 ended.
                     for y in range(y0, y1):
                         py = np.float32(y + 0.5)
-                        nc, ni, na = _row_spans(py, m, nseg, closed, ax, ay, ex, ey, xc, lo, hi, act, x0, x1)
+                        e0 = row_start[y - y0 - 1] if y > y0 else 0
+                        nc, ni, na = _row_spans(py, m, row_edges, e0, row_start[y - y0], closed, ax, ay, ex, ey, xc, lo, hi, act, x0, x1)
                         x = x0
                         k = 0
                         while x < x1:
@@ -246,7 +279,7 @@ def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, she
                                     d = _segment_sdf(px, py, na, act, nc, xc, ax, ay, ex, ey, inv)
                                     a = _finish(d, g, sh, st, filled, al)
                                     if a > 0:
-                                        _blend(buf, y, xx, xx + 1, a, cr, cg, cb)
+                                        _blend(buf, y - ys, xx, xx + 1, a, cr, cg, cb)
                                 x = hi[k] + 1
                                 k += 1
                                 continue
@@ -258,7 +291,7 @@ def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, she
                                     if px < xc[q]:
                                         right += 1
                                 if right % 2 == 1 and al > 0:
-                                    _blend(buf, y, x, stop, al, cr, cg, cb)
+                                    _blend(buf, y - ys, x, stop, al, cr, cg, cb)
                             x = stop
                     continue
                 if g == ELLIPSE and abs(hx - hy) <= 1e-6 * hx:
@@ -286,7 +319,7 @@ def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, she
                         while x <= xb:
                             if x == ca and ca <= cb_:
                                 if solid and al > 0:
-                                    _blend(buf, y, ca, cb_ + 1, al, cr, cg, cb)
+                                    _blend(buf, y - ys, ca, cb_ + 1, al, cr, cg, cb)
                                 x = cb_ + 1
                                 continue
                             px = np.float32(x + 0.5)
@@ -297,7 +330,7 @@ def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, she
                             d = k0 * (k0 - 1.0) / max(k1, 1e-12) if k1 > 0 else -min(hx, hy)
                             a = _finish(d, g, sh, st, filled, al)
                             if a > 0:
-                                _blend(buf, y, x, x + 1, a, cr, cg, cb)
+                                _blend(buf, y - ys, x, x + 1, a, cr, cg, cb)
                             x += 1
                     continue
                 for y in range(y0, y1):
@@ -327,14 +360,14 @@ def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, she
                             if a <= 0:
                                 continue
                             for ch in range(3):
-                                buf[ch, y, x] = buf[ch, y, x] * (1 - a) + rgba[ch] * al
+                                buf[ch, y - ys, x] = buf[ch, y - ys, x] * (1 - a) + rgba[ch] * al
                             continue
                         if a > 0:
-                            _blend(buf, y, x, x + 1, a, cr, cg, cb)
+                            _blend(buf, y - ys, x, x + 1, a, cr, cg, cb)
             if out_u8.shape[0] > 0:
-                _to_uint8(buf, out_u8[b])
+                _to_uint8(buf, ye - ys, out_u8, b, ys)
             else:
-                out_f32[b] = buf
+                out_f32[b, :, ys:ye] = buf[:, : ye - ys]
 
 
 def rasterize(prep: Prepared, height: int, width: int, bg_color: np.ndarray, bg_image: np.ndarray | None,

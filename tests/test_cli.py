@@ -1,6 +1,5 @@
 """The command line: listing, previews, scene files and one-line errors with exit code 2."""
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -62,11 +61,3 @@ def test_bad_input_is_one_line_exit_2_and_harmless(tmp_path, args, message):
     assert len(lines) == 1 and lines[0].startswith("procvis: error:") and message in lines[0], r.stderr
     assert (tmp_path / "file").read_text() == "precious"
     assert not (tmp_path / "o").exists() and not (tmp_path / "x.png").exists()
-
-
-def test_torchrun_ranks_cover_the_stream_disjointly():
-    env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", "29533",
-                        str(ROOT / "tests" / "dist_stream.py")], capture_output=True, text=True, env=env, timeout=300)
-    assert r.returncode == 0, r.stderr[-2000:]
-    assert "COVERAGE OK 29" in r.stdout

@@ -181,3 +181,14 @@ def test_bad_primitives_are_rejected():
         render([Scene()], 8, backend="opengl")
     s = Scene().add("star", center=(0.5, 0.5), radius=0.2, points=6)
     assert s.kinds() == ["star"]
+
+
+@pytest.mark.slow
+def test_backends_match_reference_over_many_random_batches():
+    for seed in range(40):
+        rng = np.random.default_rng(1000 + seed)
+        scenes = [random_scene(rng, n=int(rng.integers(0, 12))) for _ in range(4)]
+        size = (int(rng.integers(24, 120)), int(rng.integers(24, 120)))
+        ref = _ref_uint8(scenes, *size)
+        assert _maxdiff(render(scenes, size, backend="numba"), ref) <= 2, seed
+        assert _maxdiff(render(scenes, size, backend="torch"), ref) <= 2, seed

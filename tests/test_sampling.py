@@ -6,12 +6,10 @@ import sys
 
 import numpy as np
 import torch
-from torch.utils.data import DataLoader
 
 from engine.outputs import render_samples
 from engine.registry import get_task, list_tasks, register_task
 from engine.rng import sample_key, sample_rng
-from engine.stream import stream
 
 
 def test_keys_separate_seed_task_and_index():
@@ -48,28 +46,6 @@ def test_render_batch_size_does_not_change_pixels():
     one = render_samples(samples, 64, batch_panels=1)
     many = render_samples(samples, 64, batch_panels=64)
     assert all(torch.equal(a, b) for x, y in zip(one, many) for a, b in zip(x, y))
-
-
-def _collect(loader):
-    out = {}
-    for batch in loader:
-        for i, sid in enumerate(batch["id"]):
-            out[sid] = batch["images"][i].clone()
-    return out
-
-
-def test_dataloader_workers_cover_the_stream_exactly_once():
-    ds = stream("shapes/*", seed=4, batch_size=3, size=40, count=23)
-    serial = _collect(DataLoader(ds, batch_size=None, num_workers=0))
-    parallel = _collect(DataLoader(ds, batch_size=None, num_workers=2))
-    assert len(serial) == 23 and serial.keys() == parallel.keys()
-    assert all(torch.equal(serial[k], parallel[k]) for k in serial)
-
-
-def test_stream_batches_do_not_depend_on_batch_size():
-    small = _collect(stream("shapes/count/*", seed=1, batch_size=2, size=32, count=10))
-    big = _collect(stream("shapes/count/*", seed=1, batch_size=7, size=32, count=10))
-    assert small.keys() == big.keys() and all(torch.equal(small[k], big[k]) for k in small)
 
 
 def test_registry_expands_parameters_into_stable_ids():
