@@ -19,48 +19,35 @@ _LOCK = threading.Lock()
 from .raster import ELLIPSE, GLYPH, POLYGON, POLYLINE, SPRITE, Prepared
 
 _JIT = dict(cache=True, nogil=True, fastmath=False)
-BAND = 32  # canvas rows composited at a time
+BAND = 32   # canvas rows composited at a time
+CHUNK = 2   # scenes a thread takes at a time
 
 
 @numba.njit(inline="always", **_JIT)
-def _sample_clamped(img, ix, iy):
-    h, w = img.shape
-    x0 = math.floor(ix)
-    y0 = math.floor(iy)
-    fx = ix - x0
-    fy = iy - y0
-    x0 = int(x0)
-    y0 = int(y0)
-    xa = min(max(x0, 0), w - 1)
-    xb = min(max(x0 + 1, 0), w - 1)
-    ya = min(max(y0, 0), h - 1)
-    yb = min(max(y0 + 1, 0), h - 1)
-    return ((img[ya, xa] * (1 - fx) + img[ya, xb] * fx) * (1 - fy)
-            + (img[yb, xa] * (1 - fx) + img[yb, xb] * fx) * fy)
-
-
-@numba.njit(**_JIT)
-def _sample_rgba(spr, h, w, ix, iy, out):
+def _bilinear(img, c, h, w, ix, iy, zero_outside):
+    """Bilinear sample of channel ``c`` of ``img [C, >=h, >=w]`` (its top-left ``h x w`` part)
+    at pixel coordinates ``(ix, iy)``; outside samples are 0 or clamped to the edge."""
     x0f = math.floor(ix)
     y0f = math.floor(iy)
     fx = ix - x0f
     fy = iy - y0f
     x0 = int(x0f)
     y0 = int(y0f)
-    for c in range(4):
-        out[c] = 0.0
+    acc = np.float32(0.0)
     for oy in range(2):
         wy = fy if oy else 1.0 - fy
         yy = y0 + oy
-        if yy < 0 or yy >= h:
+        if zero_outside and (yy < 0 or yy >= h):
             continue
+        yy = min(max(yy, 0), h - 1)
         for ox in range(2):
             wx = fx if ox else 1.0 - fx
             xx = x0 + ox
-            if xx < 0 or xx >= w:
+            if zero_outside and (xx < 0 or xx >= w):
                 continue
-            for c in range(4):
-                out[c] += spr[c, yy, xx] * (wx * wy)
+            xx = min(max(xx, 0), w - 1)
+            acc += img[c, yy, xx] * (wx * wy)
+    return acc
 
 
 @numba.njit(inline="always", **_JIT)
@@ -179,17 +166,18 @@ def _to_uint8(buf, rows, out, b, ys):
 
 @numba.njit(parallel=True, **_JIT)
 def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, shell, verts, nverts, index,
-            bbox, bg_color, bg_image, atlas, sprites, sprite_hw, out_u8, out_f32, workers):
+            bbox, bg_color, bg_image, atlas, sprites, sprite_hw, out_u8, out_f32):
     B = count.shape[0]
     H = max(out_u8.shape[2], out_f32.shape[2])
     W = max(out_u8.shape[3], out_f32.shape[3])
     V = verts.shape[2]
     A = atlas.shape[1]
-    # Each worker composites one band of BAND rows at a time in a small float buffer that
+    # Each scene is composited one band of BAND rows at a time in a small float buffer that
     # stays in cache (a whole 224 px canvas is 600 KB): fill, draw the primitives clipped to
-    # the band, convert, next band.
+    # the band, convert, next band. Scenes are handed to threads in small dynamic chunks
+    # (see ``rasterize``), so a busy core does not hold up the batch.
     nbands = (H + BAND - 1) // BAND
-    for wk in numba.prange(workers):
+    for b in numba.prange(B):
         buf = np.empty((3, min(BAND, H), W), np.float32)
         ax = np.empty(V + 1, np.float32)
         ay = np.empty(V + 1, np.float32)
@@ -203,14 +191,20 @@ def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, she
         row_start = np.empty(H + 2, np.int64)
         row_edges = np.empty((V + 1) * 8, np.int64)
         rgba = np.empty(4, np.float32)
-        for job in range(((B - wk + workers - 1) // workers) * nbands):
-            b = wk + (job // nbands) * workers
-            ys = (job % nbands) * BAND
+        for band in range(nbands):
+            ys = band * BAND
             ye = min(H, ys + BAND)
-            for ch in range(3):
-                for y in range(ye - ys):
-                    for x in range(W):
-                        buf[ch, y, x] = bg_image[b, ch, ys + y, x] if bg_image.shape[0] > 0 else bg_color[b, ch]
+            if bg_image.shape[0] > 0:
+                for ch in range(3):
+                    for y in range(ye - ys):
+                        for x in range(W):
+                            buf[ch, y, x] = bg_image[b, ch, ys + y, x]
+            else:
+                for ch in range(3):
+                    v = bg_color[b, ch]
+                    for y in range(ye - ys):
+                        for x in range(W):
+                            buf[ch, y, x] = v
             for k_ in range(count[b]):
                 n = perm[b, k_]
                 x0, y0, x1, y1 = bbox[b, n, 0], max(bbox[b, n, 1], ys), bbox[b, n, 2], min(bbox[b, n, 3], ye)
@@ -349,13 +343,15 @@ def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, she
                             u, v = (c * dx + s * dy) / hx, (-s * dx + c * dy) / hy
                             if abs(u) > 1 or abs(v) > 1:
                                 continue
-                            sdf = _sample_clamped(atlas[idx], (u + 1) * (A / 2) - 0.5, (v + 1) * (A / 2) - 0.5)
+                            sdf = _bilinear(atlas, idx, A, A, (u + 1) * (A / 2) - 0.5, (v + 1) * (A / 2) - 0.5, False)
                             a = _finish(sdf * ((2.0 / A) * min(hx, hy)), g, sh, st, filled, al)
                         else:  # SPRITE
                             dx, dy = px - cx, py - cy
                             u, v = (c * dx + s * dy) / hx, (-s * dx + c * dy) / hy
                             sh_, sw_ = sprite_hw[idx, 0], sprite_hw[idx, 1]
-                            _sample_rgba(sprites[idx], sh_, sw_, (u + 1) * (sw_ / 2) - 0.5, (v + 1) * (sh_ / 2) - 0.5, rgba)
+                            for ch in range(4):
+                                rgba[ch] = _bilinear(sprites[idx], ch, sh_, sw_, (u + 1) * (sw_ / 2) - 0.5,
+                                                     (v + 1) * (sh_ / 2) - 0.5, True)
                             a = rgba[3] * al
                             if a <= 0:
                                 continue
@@ -383,10 +379,10 @@ def rasterize(prep: Prepared, height: int, width: int, bg_color: np.ndarray, bg_
     out_u8 = np.empty((B if uint8 else 0, 3, height, width), np.uint8)
     out_f32 = np.empty((0 if uint8 else B, 3, height, width), np.float32)
     img = np.zeros((0, 3, 1, 1), np.float32) if bg_image is None else np.ascontiguousarray(bg_image, dtype=np.float32)
-    with _LOCK:
+    with _LOCK, numba.parallel_chunksize(CHUNK):
         _render(i64(prep.count), i64(prep.perm), i64(prep.geom), f32(prep.center), f32(prep.half), f32(prep.cs), f32(prep.color),
                 f32(prep.alpha), np.ascontiguousarray(prep.fill.numpy()), f32(prep.stroke), f32(prep.shell),
                 f32(prep.verts), i64(prep.nverts), i64(prep.index), i64(prep.bbox),
                 np.ascontiguousarray(bg_color, dtype=np.float32), img, atlas,
-                sprites, sprite_hw, out_u8, out_f32, max(1, min(numba.get_num_threads(), B)))
+                sprites, sprite_hw, out_u8, out_f32)
     return out_u8 if uint8 else out_f32

@@ -36,6 +36,18 @@ def draw_shape(scene: Scene, shape: str, center, radius, color, **style) -> None
                               color=color, **style)
 
 
+def scatter_objects(rng: np.random.Generator, shapes, colours, radii, gap=0.02) -> tuple[Scene, list[dict]]:
+    """A scene with ``shapes[i]`` in colour ``colours[i]`` (a ``COLOURS`` name) of radius
+    ``radii[i]``, scattered without overlap; returns it with the object list."""
+    centres = scatter(rng, radii, (0.02, 0.02, 0.98, 0.98), gap=gap)
+    s = Scene(background=BACKGROUND)
+    objects = []
+    for shape, colour, c, r in zip(shapes, colours, centres, radii):
+        draw_shape(s, shape, tuple(c), float(r), COLOURS[colour])
+        objects.append({"shape": shape, "colour": colour, "center": [float(c[0]), float(c[1])], "radius": float(r)})
+    return s, objects
+
+
 def _plural(shape: str) -> str:
     return shape + ("es" if shape.endswith("s") else "s")
 
@@ -49,14 +61,9 @@ def count(rng: np.random.Generator, shape: str) -> Draw:
     order = rng.permutation(len(kinds))
     kinds = [kinds[i] for i in order]
     radii = rng.uniform(0.035, 0.07, size=len(kinds))
-    centres = scatter(rng, radii, (0.02, 0.02, 0.98, 0.98), gap=0.02)
     names = list(COLOURS)
-    s = Scene(background=BACKGROUND)
-    objects = []
-    for kind, c, r in zip(kinds, centres, radii):
-        colour = names[int(rng.integers(len(names)))]
-        draw_shape(s, kind, tuple(c), float(r), COLOURS[colour])
-        objects.append({"shape": kind, "colour": colour, "center": [float(c[0]), float(c[1])], "radius": float(r)})
+    cols = [names[int(rng.integers(len(names)))] for _ in kinds]
+    s, objects = scatter_objects(rng, kinds, cols, radii)
     return Draw(s, f"How many {_plural(shape)} are in the image? Answer with a number.", str(k), "single",
                 meta={"objects": objects, "count": k})
 
@@ -69,13 +76,8 @@ def colours(rng: np.random.Generator) -> Draw:
     n = int(rng.integers(len(present), 9))
     cols = present + list(rng.choice(present, size=n - len(present)))
     radii = rng.uniform(0.04, 0.08, size=n)
-    centres = scatter(rng, radii, (0.02, 0.02, 0.98, 0.98), gap=0.02)
-    s = Scene(background=BACKGROUND)
-    objects = []
-    for col, c, r in zip(cols, centres, radii):
-        shape = SHAPES[int(rng.integers(len(SHAPES)))]
-        draw_shape(s, shape, tuple(c), float(r), COLOURS[col])
-        objects.append({"shape": shape, "colour": col, "center": [float(c[0]), float(c[1])], "radius": float(r)})
+    shapes = [SHAPES[int(rng.integers(len(SHAPES)))] for _ in cols]
+    s, objects = scatter_objects(rng, shapes, cols, radii)
     q = f"Which colours appear in the image? Choose from {', '.join(names)}. Answer as [colour, colour, ...]."
     return Draw(s, q, present, "set", meta={"objects": objects})
 
