@@ -66,21 +66,18 @@ def pillow_draw(scene: Scene, size: int, ss: int = 1, resample: str = "reduce") 
     return np.asarray(img)
 
 
-def _timeit(fn, repeats: int) -> tuple[float, float]:
-    fn()  # warm-up (JIT compile, caches)
-    ts = []
+def _rate(n_images: int, fn, repeats: int) -> tuple[float, float]:
+    """Images per second of ``fn`` (which draws ``n_images``): the median over ``repeats``
+    timed calls after one warm-up call (JIT compilation, caches), and the inter-quartile
+    range of those per-call rates."""
+    fn()
+    rates = []
     for _ in range(repeats):
         t = time.perf_counter()
         fn()
-        ts.append(time.perf_counter() - t)
-    q = statistics.quantiles(ts, n=4) if len(ts) >= 2 else [ts[0]] * 3
-    return statistics.median(ts), q[2] - q[0]
-
-
-def _rate(n_images: int, fn, repeats: int) -> tuple[float, float]:
-    med, iqr = _timeit(fn, repeats)
-    lo, hi = n_images / (med + iqr / 2), n_images / max(med - iqr / 2, 1e-9)
-    return n_images / med, (hi - lo)
+        rates.append(n_images / (time.perf_counter() - t))
+    q = statistics.quantiles(rates, n=4) if len(rates) >= 2 else [rates[0]] * 3
+    return statistics.median(rates), q[2] - q[0]
 
 
 def _commit() -> str:
@@ -92,7 +89,7 @@ def _commit() -> str:
 
 
 def run(quick: bool = False) -> dict:
-    repeats = 2 if quick else 5
+    repeats = 2 if quick else 7
     batch = 16 if quick else 64
     sizes = (224,) if quick else (224, 512)
     counts = (5, 20) if quick else (5, 20, 100)
@@ -103,7 +100,9 @@ def run(quick: bool = False) -> dict:
             scenes = make_scenes(n, batch, seed=n)
             small = scenes[: max(4, batch // 8)]
             row = {"size": size, "prims": n}
-            row["numba"] = _rate(batch, lambda: render(scenes, size, backend="numba"), repeats)
+            # Each timing renders the batch 4 times: single ~10 ms calls are at the mercy of
+            # whatever else the machine runs.
+            row["numba"] = _rate(4 * batch, lambda: [render(scenes, size, backend="numba") for _ in range(4)], repeats)
             tb = len(small) if (size > 224 or n > 20) else batch // 2
             row["torch_cpu"] = _rate(tb, lambda: render(scenes[:tb], size, backend="torch"), max(1, repeats // 2))
             if cuda:
