@@ -18,7 +18,7 @@ _LOCK = threading.Lock()
 
 from .raster import ELLIPSE, GLYPH, POLYGON, POLYLINE, SPRITE, Prepared
 
-_JIT = dict(cache=True, nogil=True, fastmath=False)
+_JIT = dict(cache=True, nogil=True, fastmath=True)
 BAND = 32   # canvas rows composited at a time
 CHUNK = 2   # scenes a thread takes at a time
 
@@ -58,7 +58,7 @@ def _blend(buf, y, x0, x1, a, cr, cg, cb):
         buf[2, y, x] = buf[2, y, x] * (1 - a) + cb * a
 
 
-@numba.njit(**_JIT)
+@numba.njit(inline="always", **_JIT)
 def _row_spans(py, m, edges, e0, e1, closed, ax, ay, ex, ey, xc, lo, hi, act, x0, x1):
     """For the pixel row at ``py``: the sorted x of the outline's crossings (closed shapes),
     the merged pixel ranges ``[lo, hi]`` lying within ``m`` of some edge, and the edges
