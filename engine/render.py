@@ -90,12 +90,13 @@ def render(scenes: Sequence[Scene] | SceneBatch, size=224, device="cpu", backgro
         raise ValueError(f"dtype={dtype}; allowed: torch.uint8 or a floating dtype")
     bg_color, bg_image = _background(background, batch, H, W, work)
     prims = batch.primitives.to(work)
-    prep = prepare(prims, H, W)
     if backend == "numba":
+        prep = raster_numba.prepare(prims, H, W)
         out = torch.from_numpy(raster_numba.rasterize(
             prep, H, W, bg_color.numpy(), None if bg_image is None else bg_image.numpy(), load_atlas().sdf,
             batch.sprites.contiguous().numpy(), batch.sprite_hw.numpy().astype(np.int64), uint8=dtype == torch.uint8))
         return out.to(device) if dtype == torch.uint8 else out.to(device=device, dtype=dtype)
+    prep = prepare(prims, H, W)
     if bg_image is None:
         bg_image = bg_color[:, :, None, None].expand(len(batch), 3, H, W)
     out = raster_torch.rasterize(prep, H, W, bg_image, _atlas_on(str(work)), batch.sprites.to(work),

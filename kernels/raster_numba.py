@@ -16,7 +16,7 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "workqueue"
 _LOCK = threading.Lock()
 
-from .raster import ELLIPSE, GLYPH, POLYGON, POLYLINE, SPRITE, Prepared
+from .raster import ELLIPSE, GLYPH, POLYGON, POLYLINE, SPRITE, Prepared, Primitives
 
 _JIT = dict(cache=True, nogil=True, fastmath=True)
 BAND = 32   # canvas rows composited at a time
@@ -364,6 +364,73 @@ def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, she
                 _to_uint8(buf, ye - ys, out_u8, b, ys)
             else:
                 out_f32[b, :, ys:ye] = buf[:, : ye - ys]
+
+
+@numba.njit(parallel=True, **_JIT)
+def _prepare(valid, geom, center, scale, rotation, order, fill, stroke, shell, bounds, H, W,
+             count, perm, c_px, half, cs, stroke_px, shell_px, bbox):
+    """``kernels.raster.prepare`` for the numba path, one scene per iteration (the torch
+    version pays a fixed cost per tensor op that dominates on small CPU batches)."""
+    B, N = valid.shape
+    for b in numba.prange(B):
+        key = np.empty(N, np.float64)
+        k = 0
+        for n in range(N):
+            key[n] = order[b, n] if valid[b, n] else np.inf
+            k += valid[b, n]
+        count[b] = k
+        perm[b] = np.argsort(key, kind="mergesort")   # stable: ties keep insertion order
+        for n in range(N):
+            cx, cy = center[b, n, 0] * W, center[b, n, 1] * W
+            a, bb = scale[b, n, 0] * W, scale[b, n, 1] * W
+            co, si = math.cos(rotation[b, n]), math.sin(rotation[b, n])
+            c_px[b, n, 0], c_px[b, n, 1] = cx, cy
+            half[b, n, 0], half[b, n, 1] = a, bb
+            cs[b, n, 0], cs[b, n, 1] = co, si
+            stroke_px[b, n] = stroke[b, n] * W
+            shell_px[b, n] = shell[b, n] * W
+            if geom[b, n] == ELLIPSE:
+                ex = math.sqrt((a * co) ** 2 + (bb * si) ** 2)
+                ey = math.sqrt((a * si) ** 2 + (bb * co) ** 2)
+                lox, loy, hix, hiy = cx - ex, cy - ey, cx + ex, cy + ey
+            else:   # the rotated local box
+                lox, loy, hix, hiy = np.inf, np.inf, -np.inf, -np.inf
+                for corner in range(4):
+                    lx = (bounds[b, n, 2] if corner == 1 or corner == 2 else bounds[b, n, 0]) * a
+                    ly = (bounds[b, n, 3] if corner >= 2 else bounds[b, n, 1]) * bb
+                    wx, wy = cx + (co * lx - si * ly), cy + (si * lx + co * ly)
+                    lox, hix = min(lox, wx), max(hix, wx)
+                    loy, hiy = min(loy, wy), max(hiy, wy)
+            outline = (not fill[b, n]) or geom[b, n] == POLYLINE
+            m = 1.0 + shell_px[b, n] / 2 + (stroke_px[b, n] / 2 if outline else 0.0)
+            if valid[b, n]:
+                bbox[b, n, 0] = int(min(max(math.floor(lox - m), 0), W))
+                bbox[b, n, 1] = int(min(max(math.floor(loy - m), 0), H))
+                bbox[b, n, 2] = int(min(max(math.ceil(hix + m), 0), W))
+                bbox[b, n, 3] = int(min(max(math.ceil(hiy + m), 0), H))
+            else:
+                bbox[b, n, 0] = bbox[b, n, 1] = bbox[b, n, 2] = bbox[b, n, 3] = 0
+
+
+def prepare(p: Primitives, height: int, width: int) -> Prepared:
+    """The numba twin of :func:`kernels.raster.prepare` (CPU tensors in, CPU tensors out)."""
+    import torch
+
+    B, N = p.valid.shape
+    a = {k: np.empty(shape, dt) for k, shape, dt in (
+        ("count", (B,), np.int64), ("perm", (B, N), np.int64), ("center", (B, N, 2), np.float32),
+        ("half", (B, N, 2), np.float32), ("cs", (B, N, 2), np.float32), ("stroke", (B, N), np.float32),
+        ("shell", (B, N), np.float32), ("bbox", (B, N, 4), np.int64))}
+    f32 = lambda t: np.ascontiguousarray(t.numpy(), dtype=np.float32)  # noqa: E731
+    with _LOCK:
+        _prepare(p.valid.numpy(), np.ascontiguousarray(p.geom.numpy(), np.int64), f32(p.center), f32(p.scale),
+                 f32(p.rotation), f32(p.order), p.fill.numpy(), f32(p.stroke), f32(p.shell), f32(p.bounds),
+                 height, width, a["count"], a["perm"], a["center"], a["half"], a["cs"], a["stroke"], a["shell"],
+                 a["bbox"])
+    t = {k: torch.from_numpy(v) for k, v in a.items()}
+    return Prepared(count=t["count"], perm=t["perm"], geom=p.geom, center=t["center"], half=t["half"], cs=t["cs"],
+                    color=p.color, alpha=p.alpha, fill=p.fill, stroke=t["stroke"], shell=t["shell"], verts=p.verts,
+                    nverts=p.nverts, index=p.index, bbox=t["bbox"])
 
 
 def rasterize(prep: Prepared, height: int, width: int, bg_color: np.ndarray, bg_image: np.ndarray | None,

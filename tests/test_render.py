@@ -192,3 +192,16 @@ def test_backends_match_reference_over_many_random_batches():
         ref = _ref_uint8(scenes, *size)
         assert _maxdiff(render(scenes, size, backend="numba"), ref) <= 2, seed
         assert _maxdiff(render(scenes, size, backend="torch"), ref) <= 2, seed
+
+
+def test_numba_preparation_matches_the_torch_one():
+    from kernels import raster_numba
+    from kernels.raster import prepare
+
+    rng = np.random.default_rng(21)
+    batch = SceneBatch.from_scenes([random_scene(rng, n=5) for _ in range(5)] + [Scene()])
+    a, b = prepare(batch.primitives, 70, 90), raster_numba.prepare(batch.primitives, 70, 90)
+    assert torch.equal(a.count, b.count) and torch.equal(a.perm, b.perm)
+    assert (a.bbox - b.bbox).abs().max() <= 1
+    for name in ("center", "half", "cs", "stroke", "shell"):
+        assert torch.allclose(getattr(a, name), getattr(b, name), atol=1e-4), name
