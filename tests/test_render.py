@@ -205,3 +205,21 @@ def test_numba_preparation_matches_the_torch_one():
     assert (a.bbox - b.bbox).abs().max() <= 1
     for name in ("center", "half", "cs", "stroke", "shell"):
         assert torch.allclose(getattr(a, name), getattr(b, name), atol=1e-4), name
+
+
+def test_recycled_output_memory_never_overwrites_a_live_result():
+    from kernels import raster_numba
+
+    a = Scene(background=(255, 0, 0))
+    b = Scene(background=(0, 0, 255))
+    first = render([a], 16, backend="numba")
+    view = first[0, 0]
+    kept = first.clone()
+    del first
+    second = render([b], 16, backend="numba")            # same shape: must not reuse the live array
+    assert torch.equal(view, kept[0, 0]) and second[0, 2, 0, 0] == 255
+    del view, kept
+    third = render([b], 16, backend="numba")
+    assert torch.equal(second, third)
+    assert len(raster_numba._POOL.arrays) <= 8
+
