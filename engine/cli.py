@@ -128,6 +128,40 @@ def cmd_demo(a) -> int:
     return 0
 
 
+def cmd_baselines(a) -> int:
+    """Chance accuracy and the exact one-sided binomial p < alpha threshold per task."""
+    from evals.baselines import chance, critical_accuracy
+
+    from .registry import resolve
+
+    tasks = sorted(resolve(a.pattern), key=lambda t: (t.family, t.rank, t.id))
+    missing = [t.id for t in tasks if t.answer_distribution is None]
+    if missing:
+        raise CLIError(f"no stated answer distribution for {', '.join(missing[:3])}"
+                       f"{' and more' if len(missing) > 3 else ''}; baselines need tasks that declare one")
+    width = max(len(t.id) for t in tasks)
+    print(f"{'task':<{width}}  {'chance %':>8}  {'p<' + str(a.alpha) + ' %':>8}   (n = {a.n})")
+    closed = []
+    for t in tasks:
+        p0 = chance(t.answer_distribution)
+        # Critical accuracy as the papers report it: k/n rounded to one decimal.
+        crit = _half_up(100 * critical_accuracy(a.n, p0, a.alpha), 1)
+        open_answer = t.sample(0, 0).answer_type != "fixed"
+        if not open_answer:
+            closed.append(p0)
+        note = "   open answer: not in the overall" if open_answer else ""
+        print(f"{t.id:<{width}}  {_half_up(100 * p0, 2):8.2f}  {crit:8.2f}{note}")
+    if closed:
+        print(f"{'overall (mean of the closed-answer tasks)':<{width}}  {_half_up(100 * sum(closed) / len(closed), 2):8.2f}")
+    return 0
+
+
+def _half_up(x: float, digits: int) -> float:
+    from decimal import ROUND_HALF_UP, Decimal
+
+    return float(Decimal(repr(x)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
 def cmd_bench(a) -> int:
     from benchmarks import render_bench
 
@@ -183,6 +217,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--size", type=_size, default=(224, 224))
     s.add_argument("--quiet", action="store_true")
     s.set_defaults(fn=cmd_demo)
+
+    s = sub.add_parser("baselines", help="chance accuracy and significance thresholds per task")
+    s.add_argument("pattern")
+    s.add_argument("--n", type=_positive_int("--n"), default=1100, help="items per task")
+    s.add_argument("--alpha", type=float, default=0.05)
+    s.set_defaults(fn=cmd_baselines)
 
     s = sub.add_parser("bench", help="render throughput vs a Pillow reference; writes benchmarks/RESULTS.md")
     s.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")

@@ -32,6 +32,8 @@ class Task:
     fn: Callable[..., Draw] = field(repr=False)
     params: dict = field(default_factory=dict)
     description: str = ""
+    answer_distribution: dict | None = None   # gold answer -> probability, when known exactly
+    rank: int = 0                             # position in a family's results table
 
     @property
     def family(self) -> str:
@@ -66,8 +68,12 @@ def _takes_index(fn) -> bool:
     return "index" in inspect.signature(fn).parameters
 
 
-def register_task(pattern: str, description: str = "", **grid):
+def register_task(pattern: str, description: str = "", answer_distribution=None, rank: int = 0, **grid):
     """Register ``fn`` once per combination of ``grid`` values, with id ``pattern.format(**params)``.
+
+    ``answer_distribution`` (a dict, or a callable of the params returning one) states the
+    exact distribution of gold answers, from which chance baselines are computed; ``rank``
+    orders a family's tasks in its results table.
 
     Example::
 
@@ -81,7 +87,9 @@ def register_task(pattern: str, description: str = "", **grid):
             tid = pattern.format(**params)
             if tid in _TASKS and _TASKS[tid].fn is not fn:
                 raise ValueError(f"task id {tid!r} is registered twice")
-            _TASKS[tid] = Task(tid, fn, params, description or (fn.__doc__ or "").strip().split("\n")[0])
+            dist = answer_distribution(**params) if callable(answer_distribution) else answer_distribution
+            _TASKS[tid] = Task(tid, fn, params, description or (fn.__doc__ or "").strip().split("\n")[0],
+                               dist, rank)
         return fn
     return deco
 

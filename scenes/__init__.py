@@ -1,2 +1,2 @@
 """Benchmark families. Importing this package registers every family's tasks."""
-from . import shapes  # noqa: F401
+from . import jigsaw, shapes  # noqa: F401

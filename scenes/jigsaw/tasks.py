@@ -1,0 +1,296 @@
+"""``jigsaw/...``: the six spatial tasks of the Jigsaw-Puzzles benchmark on any image source.
+
+All tile work (split, mask, permute, rotate, mirror, take) is done by ``kernels.tiles``;
+each panel is a scene holding the resulting image as a sprite, plus engine-drawn labels.
+Question texts are the benchmark's templates; image ``index % len(source)`` is the photo.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+
+import numpy as np
+import torch
+
+from engine.registry import register_task
+from engine.sample import Draw
+from engine.scene import Scene
+from kernels import tiles as T
+
+from .features import colour_dct
+from .sources import FolderSource, GeneratedSource, HFSource, ImageSource
+
+LETTERS = "ABCD"
+_source: ImageSource | None = None
+
+
+def use_source(src: ImageSource | None) -> None:
+    """Use ``src`` for every jigsaw task (``None``: back to the default)."""
+    global _source
+    _source = src
+
+
+def source() -> ImageSource:
+    """The active source: set by :func:`use_source`, else ``$PROCVIS_JIGSAW_IMAGES`` (a folder,
+    or ``hf:PATH`` for a local Hugging Face dataset), else the generated default set."""
+    global _source
+    if _source is None:
+        spec = os.environ.get("PROCVIS_JIGSAW_IMAGES")
+        if spec:
+            _source = HFSource(spec[3:]) if spec.startswith("hf:") else FolderSource(spec)
+        else:
+            _source = GeneratedSource()
+    return _source
+
+
+def _image(index: int) -> tuple[int, torch.Tensor]:
+    src = source()
+    i = index % len(src)
+    return i, src[i]
+
+
+def _panel(img: torch.Tensor, labels=()) -> Scene:
+    """A square panel showing ``img [3,h,w]``; ``labels`` = ((text, (x, y), height), ...)."""
+    s = Scene(background=(255, 255, 255))
+    s.sprite(img, (0.5, 0.5), (1.0, img.shape[1] / img.shape[2]))
+    for text, pos, h in labels:
+        s.text(text, pos, height=h, color=(0, 0, 0))
+    return s
+
+
+_FEATURES: dict[tuple[int, int], torch.Tensor] = {}
+
+
+def cell_features(i: int) -> torch.Tensor:
+    """Features of the 9 cells (3x3) of image ``i`` of the active source, ``[9, D]``; computed
+    once per image and process, so searching many images for look-alikes stays cheap."""
+    key = (id(source()), i)
+    if key not in _FEATURES:
+        _FEATURES[key] = colour_dct(T.split(source()[i][None], 3, 3)[0])
+    return _FEATURES[key]
+
+
+def _others(rng: np.random.Generator, i: int, k: int) -> list[int]:
+    n = len(source())
+    if n < k + 1:
+        raise ValueError(f"the image source has {n} images; this task needs at least {k + 1}")
+    pool = rng.permutation(n)
+    return [int(j) for j in pool if j != i][:k]
+
+
+# ---------------------------------------------------------------- missing piece
+MISSING_PIECE = (
+    "You will be provided with <image 1>, <image 2>, <image 3>, <image 4>, <image 5>. The first image is a large image "
+    "with a missing region, represented by a white blank area. The second to fifth images are four candidate patches. "
+    "Among these four candidate images, exactly one can accurately fill the white blank area in the first image, "
+    "seamlessly restoring its visual appearance. Your task is: Carefully observe the large image with the missing "
+    "region; Compare the contents of the four candidate images and select the one that best visually completes the "
+    "missing area of the first image.\nThe option mapping is as follows: A. Candidate 1 (the second input image) "
+    "B. Candidate 2 (the third input image) C. Candidate 3 (the fourth input image) D. Candidate 4 (the fifth input "
+    "image)\nPlease select the option you believe is correct and output only the corresponding letter (A, B, C, or D), "
+    "without providing any explanation or analysis.")
+HARD_POOL = 48          # other images searched for look-alike distractors
+NEAR_DUPLICATE = 0.995  # cosine similarity above which a distractor counts as the same patch
+
+
+@register_task("jigsaw/missing_piece/{level}", level=["easy", "hard"], rank=0,
+               answer_distribution={c: 0.25 for c in LETTERS})
+def missing_piece(rng, level, index):
+    """Pick the patch that fills the white cell (3x3 grid); hard distractors look alike."""
+    i, img = _image(index)
+    cell = int(rng.integers(9))
+    if level == "easy":
+        others = _others(rng, i, 3)
+    else:
+        pool = _others(rng, i, min(HARD_POOL, len(source()) - 1))
+        cand = torch.stack([cell_features(j)[cell] for j in pool])
+        sim = cand @ cell_features(i)[cell]
+        order = [int(k) for k in torch.argsort(sim, descending=True, stable=True) if sim[k] < NEAR_DUPLICATE]
+        others = [pool[k] for k in order[:3]]
+    imgs = torch.stack([img] + [source()[j] for j in others])
+    patches = T.take(imgs, 3, 3, torch.full((4, 1), cell))[:, 0]          # true patch first
+    slot = int(rng.integers(4))
+    order = [1, 2, 3]
+    rng.shuffle(order)
+    shown = order[:slot] + [0] + order[slot:]
+    masked = T.mask(img[None], 3, 3, torch.arange(9)[None] == cell)[0]
+    panels = [_panel(masked)] + [_panel(patches[k]) for k in shown]
+    return Draw(panels, MISSING_PIECE, LETTERS[slot], "fixed", options=list(LETTERS),
+                meta={"image": i, "cell": cell, "distractor_images": others, "level": level})
+
+
+# ---------------------------------------------------------------- piece localization
+LOCALIZATION = {
+    "easy": ("<image 1> has two masked areas labeled A and B. <image 2> shows the content from one masked area. "
+             "Determine if it corresponds to A or B. Answer only \u201cA\u201d or \u201cB\u201d."),
+    "hard": ("<image 1> has four masked areas labeled A, B, C, and D. <image 2> shows the content from one masked "
+             "area. Determine if it corresponds to A, B, C, or D. Answer only \u201cA\u201d, \u201cB\u201d, "
+             "\u201cC\u201d, or \u201cD\u201d."),
+}
+
+
+@register_task("jigsaw/localization/{level}", level=["easy", "hard"], rank=2,
+               answer_distribution=lambda level: {c: 1 / (2 if level == "easy" else 4)
+                                                  for c in LETTERS[: 2 if level == "easy" else 4]})
+def localization(rng, level, index):
+    """Which labelled white cell does the piece come from (2x2 with 2 masks, 3x3 with 4)?"""
+    i, img = _image(index)
+    g, k = (2, 2) if level == "easy" else (3, 4)
+    cells = sorted(int(c) for c in rng.choice(g * g, size=k, replace=False))   # labelled A.. in reading order
+    pick = int(rng.integers(k))
+    flags = torch.zeros(1, g * g, dtype=torch.bool)
+    flags[0, cells] = True
+    masked = T.mask(img[None], g, g, flags)[0]
+    piece = T.take(img[None], g, g, torch.tensor([[cells[pick]]]))[0, 0]
+    labels = [(LETTERS[j], ((c % g + 0.5) / g, (c // g + 0.5) / g), 0.35 / g) for j, c in enumerate(cells)]
+    return Draw([_panel(masked, labels), _panel(piece)], LOCALIZATION[level], LETTERS[pick], "fixed",
+                options=list(LETTERS[:k]), meta={"image": i, "masked_cells": cells, "piece_cell": cells[pick]})
+
+
+# ---------------------------------------------------------------- connection verification
+CONNECTION = (
+    "You are given <image 1>, <image 2>, each cropped from an original full image. The full image was divided into "
+    "four regions: top-left, top-right, bottom-left, and bottom-right by splitting it through the center. Two regions "
+    "are randomly selected. Based on the spatial relationship of these two regions in the original image, choose the "
+    "most appropriate option and respond only with the corresponding letter (A, B, or C): A. The two images are "
+    "adjacent horizontally (left-right relationship) B. The two images are adjacent vertically (top-bottom "
+    "relationship) C. The two images are not adjacent in the original image Please respond with only \u201cA\u201d, "
+    "\u201cB\u201d, or \u201cC\u201d and no additional text.")
+PAIRS = list(itertools.combinations(range(4), 2))   # 2 horizontal, 2 vertical, 2 diagonal
+
+
+def _relation(a: int, b: int) -> str:
+    if a // 2 == b // 2:
+        return "A"
+    if a % 2 == b % 2:
+        return "B"
+    return "C"
+
+
+@register_task("jigsaw/connection", rank=4, answer_distribution={"A": 1 / 3, "B": 1 / 3, "C": 1 / 3})
+def connection(rng, index):
+    """Are two quarters of the image side by side, one above the other, or not adjacent?"""
+    i, img = _image(index)
+    a, b = PAIRS[int(rng.integers(len(PAIRS)))]
+    if rng.integers(2):
+        a, b = b, a
+    pieces = T.take(img[None], 2, 2, torch.tensor([[a, b]]))[0]
+    return Draw([_panel(pieces[0]), _panel(pieces[1])], CONNECTION, _relation(a, b), "fixed", options=["A", "B", "C"],
+                meta={"image": i, "cells": [a, b]})
+
+
+# ---------------------------------------------------------------- anomaly detection
+ANOMALY = (
+    "You are given an image that is created by cutting a full image into 4 sub-images and stitching them back "
+    "together. The positions of the <image 1>, <image 2>, <image 3>, <image 4> in the stitched image are defined as "
+    "follows: A. Top-left (the sub-image in the top-left corner) B. Top-right (the sub-image in the top-right corner) "
+    "C. Bottom-left (the sub-image in the bottom-left corner) D. Bottom-right (the sub-image in the bottom-right "
+    "corner) Note: These positions refer to the current stitched image you are looking at. Exactly one of the 4 "
+    "sub-images may have been rotated or mirrored, or all sub-images may be completely normal. There is at most one "
+    "abnormal sub-image in each stitched image. Your tasks: 1. Decide whether the stitched image is correct. Options: "
+    "A. Correct B. Incorrect 2. If incorrect, answer: Which sub-image is abnormal? Options: A/B/C/D What kind of "
+    "change has occurred? Options: A. Rotation, B. Mirroring Output format (exactly 3 lines): Judgment: A or B Error "
+    "Position: A/B/C/D (or leave blank) Error Type: A/B (or leave blank) Do not add any explanations or extra text. "
+    "Example if incorrect (error in bottom-left, rotated): Judgment: B Error Position: C Error Type: A Example if "
+    "correct: Judgment: A Error Position: Error Type: .")
+MIN_CHANGE = 6.0   # mean absolute difference (0..255) a transformed quarter must show
+
+
+def anomaly_answer(position: str | None, kind: str | None) -> str:
+    """Canonical three-line answer; ``position`` in A-D and ``kind`` in A (rotation) / B (mirror)."""
+    if position is None:
+        return "Judgment: A\nError Position:\nError Type:"
+    return f"Judgment: B\nError Position: {position}\nError Type: {kind}"
+
+
+ANOMALY_OPTIONS = [anomaly_answer(None, None)] + [anomaly_answer(p, t) for p in LETTERS for t in "AB"]
+
+
+@register_task("jigsaw/anomaly", rank=5,
+               answer_distribution={a: (0.5 if k == 0 else 1 / 16) for k, a in enumerate(ANOMALY_OPTIONS)})
+def anomaly(rng, index):
+    """Is one quarter rotated or mirrored, which one, and how? (no change with probability 1/2)."""
+    i, img = _image(index)
+    tiles = T.split(img[None], 2, 2)
+    position = kind = None
+    turns = torch.zeros(1, 4, dtype=torch.long)
+    mode = torch.zeros(1, 4, dtype=torch.long)
+    if rng.random() >= 0.5:
+        q = int(rng.integers(4))
+        kind = "A" if rng.random() < 0.5 else "B"
+        # candidate transformations of the chosen type, first the drawn one; keep the first
+        # that changes the quarter visibly
+        if kind == "A":
+            first = int(rng.integers(1, 4))
+            variants = [("turns", first)] + [("turns", t) for t in (1, 2, 3) if t != first]
+        else:
+            variants = [("mode", 1), ("mode", 2)]
+        for what, v in variants:
+            t = torch.zeros(1, 4, dtype=torch.long)
+            t[0, q] = v
+            changed = T.rotate(tiles, t) if what == "turns" else T.mirror(tiles, t)
+            if (changed[0, q].float() - tiles[0, q].float()).abs().mean() >= MIN_CHANGE:
+                (turns if what == "turns" else mode)[0, q] = v
+                position = LETTERS[q]
+                break
+        else:
+            raise ValueError(f"image {i}: quarter {q} looks the same rotated and mirrored; use a source with more "
+                             "structure")
+    stitched = T.stitch(T.mirror(T.rotate(tiles, turns), mode), 2, 2)[0]
+    return Draw(_panel(stitched), ANOMALY, anomaly_answer(position, kind), "fixed", options=ANOMALY_OPTIONS,
+                meta={"image": i, "position": position, "type": {"A": "rotation", "B": "mirror", None: None}[kind],
+                      "quarter_turns": turns[0].tolist(), "mirror": mode[0].tolist()})
+
+
+# ---------------------------------------------------------------- order restoration / generation
+ORDER_INTRO = (
+    "You are given <image 1>, <image 2>, <image 3>, <image 4> that are cropped from an original full image. The full "
+    "image was divided into four regions by splitting it through the center: top-left, top-right, bottom-left, and "
+    "bottom-right. The four cropped images have been shuffled. Based on the visual content of each cropped image, "
+    "determine the correct order that reconstructs the original full image. The order corresponds to the regions in "
+    "the following sequence: top-left, top-right, bottom-left, bottom-right.")
+RESTORATION_TAIL = (
+    "\nEach number corresponds to the index of the shuffled images you received.\nPlease respond only with "
+    "\u201cA\u201d, \u201cB\u201d, \u201cC\u201d, or \u201cD\u201d, without any additional explanation or description.")
+GENERATION = ORDER_INTRO + (
+    "\nPlease respond only with a Python-style list of four integers indicating the correct order of the shuffled "
+    "images, like [2, 3, 1, 4]. Each number corresponds to the index of the shuffled images you received. Please Do "
+    "not provide any explanation or description.")
+PERMUTATIONS = [list(p) for p in itertools.permutations(range(4))]
+
+
+def _fmt(order) -> str:
+    return "[" + ", ".join(str(v) for v in order) + "]"
+
+
+def _shuffle(rng, img):
+    """Shown images ``tiles[perm]`` (perm not the identity) and the answer order (1-based)."""
+    perm = PERMUTATIONS[1:][int(rng.integers(23))]
+    shown = T.permute(T.split(img[None], 2, 2), torch.tensor([perm]))[0]
+    order = [perm.index(region) + 1 for region in range(4)]
+    return perm, shown, order
+
+
+@register_task("jigsaw/order_restoration", rank=6, answer_distribution={c: 0.25 for c in LETTERS})
+def order_restoration(rng, index):
+    """Choose, among four, the order that puts the shuffled quarters back."""
+    i, img = _image(index)
+    perm, shown, order = _shuffle(rng, img)
+    wrong = [p for p in itertools.permutations(range(1, 5)) if list(p) != order]
+    picks = [list(wrong[int(k)]) for k in rng.choice(len(wrong), size=3, replace=False)]
+    slot = int(rng.integers(4))
+    options = picks[:slot] + [order] + picks[slot:]
+    listing = " ".join(f"{LETTERS[k]}. {_fmt(o)}" for k, o in enumerate(options))
+    q = ORDER_INTRO + " Choose the most appropriate option based on the mapping below:\n" + listing + RESTORATION_TAIL
+    return Draw([_panel(t) for t in shown], q, LETTERS[slot], "fixed", options=list(LETTERS),
+                meta={"image": i, "shuffle": perm, "order": order, "options": [_fmt(o) for o in options]})
+
+
+@register_task("jigsaw/order_generation", rank=7,
+               answer_distribution={_fmt([p.index(r) + 1 for r in range(4)]): 1 / 23 for p in PERMUTATIONS[1:]})
+def order_generation(rng, index):
+    """Write the order that puts the shuffled quarters back, as a list."""
+    i, img = _image(index)
+    perm, shown, order = _shuffle(rng, img)
+    return Draw([_panel(t) for t in shown], GENERATION, [str(v) for v in order], "list",
+                meta={"image": i, "shuffle": perm, "order": order})
