@@ -163,3 +163,31 @@ def test_local_hugging_face_dataset_source(tmp_path):
     assert len(src) == 3 and src[2].shape == (3, 48, 48)
     with pytest.raises(SourceError, match="no column 'photo'"):
         HFSource(tmp_path / "ds", column="photo")
+
+
+def test_hard_distractors_from_a_local_clip_style_checkpoint(tmp_path):
+    from transformers import CLIPConfig, CLIPModel
+
+    from scenes.jigsaw import ModelFeatures, use_features
+
+    torch.manual_seed(0)
+    cfg = CLIPConfig(text_config=dict(hidden_size=32, intermediate_size=37, num_attention_heads=4, num_hidden_layers=1,
+                                      vocab_size=99, eos_token_id=2, bos_token_id=1, pad_token_id=0),
+                     vision_config=dict(hidden_size=32, intermediate_size=37, num_attention_heads=4,
+                                        num_hidden_layers=1, image_size=32, patch_size=8), projection_dim=16)
+    CLIPModel(cfg).save_pretrained(tmp_path / "clip")
+    emb = ModelFeatures(tmp_path / "clip")
+    x = torch.randint(0, 256, (5, 3, 40, 40), dtype=torch.uint8)
+    f = emb(x)
+    assert f.shape == (5, 16) and torch.allclose(f.norm(dim=1), torch.ones(5), atol=1e-5)
+    assert torch.allclose(emb(x[:2]), f[:2], atol=1e-5)             # batch invariant
+    use_source(GeneratedSource(n=10, size=96))
+    use_features(emb)
+    try:
+        s = get_task("jigsaw/missing_piece/hard").sample(0, 0)
+        assert len(s.meta["distractor_images"]) == 3 and s.meta["image"] not in s.meta["distractor_images"]
+    finally:
+        use_features(None)
+        use_source(None)
+    with pytest.raises(FileNotFoundError, match="no model checkpoint"):
+        ModelFeatures(tmp_path / "missing")

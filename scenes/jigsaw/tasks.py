@@ -17,11 +17,12 @@ from engine.sample import Draw
 from engine.scene import Scene
 from kernels import tiles as T
 
-from .features import colour_dct
+from .features import ModelFeatures, colour_dct
 from .sources import FolderSource, GeneratedSource, HFSource, ImageSource
 
 LETTERS = "ABCD"
 _source: ImageSource | None = None
+_features = None
 
 
 def use_source(src: ImageSource | None) -> None:
@@ -43,6 +44,23 @@ def source() -> ImageSource:
     return _source
 
 
+def use_features(extractor) -> None:
+    """Embed patches with ``extractor`` (``[N,3,h,w]`` uint8 -> ``[N,D]`` unit vectors) when
+    choosing hard distractors, e.g. ``ModelFeatures("/models/clip")``; ``None``: default."""
+    global _features
+    _features = extractor
+
+
+def features():
+    """The active extractor: :func:`use_features`, else a CLIP-style checkpoint at
+    ``$PROCVIS_JIGSAW_EMBEDDER``, else colour histogram + DCT."""
+    global _features
+    if _features is None:
+        path = os.environ.get("PROCVIS_JIGSAW_EMBEDDER")
+        _features = ModelFeatures(path) if path else colour_dct
+    return _features
+
+
 def _image(index: int) -> tuple[int, torch.Tensor]:
     src = source()
     i = index % len(src)
@@ -58,15 +76,15 @@ def _panel(img: torch.Tensor, labels=()) -> Scene:
     return s
 
 
-_FEATURES: dict[tuple[int, int], torch.Tensor] = {}
+_FEATURES: dict[tuple[int, int, int], torch.Tensor] = {}
 
 
 def cell_features(i: int) -> torch.Tensor:
     """Features of the 9 cells (3x3) of image ``i`` of the active source, ``[9, D]``; computed
     once per image and process, so searching many images for look-alikes stays cheap."""
-    key = (id(source()), i)
+    key = (id(source()), id(features()), i)
     if key not in _FEATURES:
-        _FEATURES[key] = colour_dct(T.split(source()[i][None], 3, 3)[0])
+        _FEATURES[key] = features()(T.split(source()[i][None], 3, 3)[0])
     return _FEATURES[key]
 
 
