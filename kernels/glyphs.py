@@ -27,7 +27,7 @@ SPREAD = 6.0             # distances are clamped to +-SPREAD atlas pixels
 ATLAS_VERSION = 1
 
 ARROWS = "←↑→↓↔↕↖↗↘↙"
-EXTRA = "×÷°±·•–—…✓✗"
+EXTRA = "×÷°±·•–—…✓✗“”‘’"
 CHARSET = string.digits + string.ascii_letters + string.punctuation + " " + ARROWS + EXTRA
 
 FONT_CANDIDATES = (

@@ -191,3 +191,13 @@ def test_hard_distractors_from_a_local_clip_style_checkpoint(tmp_path):
         use_source(None)
     with pytest.raises(FileNotFoundError, match="no model checkpoint"):
         ModelFeatures(tmp_path / "missing")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task_id", TASKS)
+def test_answers_follow_from_the_pixels_on_the_default_images(task_id):
+    use_source(None)
+    src = J.source()
+    for seed in (0, 1):
+        for s in get_task(task_id).samples(seed, range(0, 1100, 11)):
+            assert _derive(s, src) == s.answer_text

@@ -88,12 +88,44 @@ def cell_features(i: int) -> torch.Tensor:
     return _FEATURES[key]
 
 
-def _others(rng: np.random.Generator, i: int, k: int) -> list[int]:
+MIN_CHANGE = 6.0   # mean absolute difference (0..255) for two patches to count as different
+
+
+def differ(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two patches differ visibly (an item whose answer hinges on telling two
+    identical patches apart would have more than one right answer)."""
+    return float((a.float() - b.float()).abs().mean()) >= MIN_CHANGE
+
+
+def _others(rng: np.random.Generator, i: int, k: int, cell: int | None = None) -> list[int]:
+    """``k`` other images, in a seeded random order; with ``cell``, only images whose cell
+    (3x3 grid) differs visibly from image ``i``'s."""
     n = len(source())
     if n < k + 1:
         raise ValueError(f"the image source has {n} images; this task needs at least {k + 1}")
-    pool = rng.permutation(n)
-    return [int(j) for j in pool if j != i][:k]
+    out = []
+    truth = T.take(source()[i][None], 3, 3, torch.tensor([[cell]]))[0, 0] if cell is not None else None
+    for j in rng.permutation(n):
+        if j == i:
+            continue
+        if truth is not None and not differ(truth, T.take(source()[int(j)][None], 3, 3, torch.tensor([[cell]]))[0, 0]):
+            continue
+        out.append(int(j))
+        if len(out) == k:
+            return out
+    raise ValueError(f"fewer than {k} images of the source differ from image {i} at cell {cell}")
+
+
+def _distinct_quarters(index: int) -> tuple[int, torch.Tensor]:
+    """The first image from ``index`` on whose four quarters all differ visibly (so that
+    adjacency and order have one answer)."""
+    n = len(source())
+    for step in range(n):
+        i, img = _image(index + step)
+        q = T.split(img[None], 2, 2)[0]
+        if all(differ(q[a], q[b]) for a, b in itertools.combinations(range(4), 2)):
+            return i, img
+    raise ValueError("no image of the source has four visibly different quarters")
 
 
 # ---------------------------------------------------------------- missing piece
@@ -118,13 +150,16 @@ def missing_piece(rng, level, index):
     i, img = _image(index)
     cell = int(rng.integers(9))
     if level == "easy":
-        others = _others(rng, i, 3)
+        others = _others(rng, i, 3, cell)
     else:
-        pool = _others(rng, i, min(HARD_POOL, len(source()) - 1))
+        n_pool = min(HARD_POOL, len(source()) - 1)
+        pool = _others(rng, i, n_pool, cell) if n_pool > 3 else _others(rng, i, 3, cell)
         cand = torch.stack([cell_features(j)[cell] for j in pool])
         sim = cand @ cell_features(i)[cell]
         order = [int(k) for k in torch.argsort(sim, descending=True, stable=True) if sim[k] < NEAR_DUPLICATE]
         others = [pool[k] for k in order[:3]]
+        if len(others) < 3:
+            raise ValueError(f"image {i}: fewer than 3 distractors are not near-duplicates of the missing piece")
     imgs = torch.stack([img] + [source()[j] for j in others])
     patches = T.take(imgs, 3, 3, torch.full((4, 1), cell))[:, 0]          # true patch first
     slot = int(rng.integers(4))
@@ -154,8 +189,14 @@ def localization(rng, level, index):
     """Which labelled white cell does the piece come from (2x2 with 2 masks, 3x3 with 4)?"""
     i, img = _image(index)
     g, k = (2, 2) if level == "easy" else (3, 4)
-    cells = sorted(int(c) for c in rng.choice(g * g, size=k, replace=False))   # labelled A.. in reading order
-    pick = int(rng.integers(k))
+    tiles = T.split(img[None], g, g)[0]
+    for _ in range(100):   # the piece must match exactly one masked area
+        cells = sorted(int(c) for c in rng.choice(g * g, size=k, replace=False))   # labelled A.. in reading order
+        pick = int(rng.integers(k))
+        if all(differ(tiles[cells[pick]], tiles[c]) for c in cells if c != cells[pick]):
+            break
+    else:
+        raise ValueError(f"image {i}: no masked cell differs visibly from the others; use an image with more structure")
     flags = torch.zeros(1, g * g, dtype=torch.bool)
     flags[0, cells] = True
     masked = T.mask(img[None], g, g, flags)[0]
@@ -188,7 +229,7 @@ def _relation(a: int, b: int) -> str:
 @register_task("jigsaw/connection", rank=4, answer_distribution={"A": 1 / 3, "B": 1 / 3, "C": 1 / 3})
 def connection(rng, index):
     """Are two quarters of the image side by side, one above the other, or not adjacent?"""
-    i, img = _image(index)
+    i, img = _distinct_quarters(index)
     a, b = PAIRS[int(rng.integers(len(PAIRS)))]
     if rng.integers(2):
         a, b = b, a
@@ -211,9 +252,6 @@ ANOMALY = (
     "Position: A/B/C/D (or leave blank) Error Type: A/B (or leave blank) Do not add any explanations or extra text. "
     "Example if incorrect (error in bottom-left, rotated): Judgment: B Error Position: C Error Type: A Example if "
     "correct: Judgment: A Error Position: Error Type: .")
-MIN_CHANGE = 6.0   # mean absolute difference (0..255) a transformed quarter must show
-
-
 def anomaly_answer(position: str | None, kind: str | None) -> str:
     """Canonical three-line answer; ``position`` in A-D and ``kind`` in A (rotation) / B (mirror)."""
     if position is None:
@@ -247,7 +285,7 @@ def anomaly(rng, index):
             t = torch.zeros(1, 4, dtype=torch.long)
             t[0, q] = v
             changed = T.rotate(tiles, t) if what == "turns" else T.mirror(tiles, t)
-            if (changed[0, q].float() - tiles[0, q].float()).abs().mean() >= MIN_CHANGE:
+            if differ(changed[0, q], tiles[0, q]):
                 (turns if what == "turns" else mode)[0, q] = v
                 position = LETTERS[q]
                 break
@@ -292,7 +330,7 @@ def _shuffle(rng, img):
 @register_task("jigsaw/order_restoration", rank=6, answer_distribution={c: 0.25 for c in LETTERS})
 def order_restoration(rng, index):
     """Choose, among four, the order that puts the shuffled quarters back."""
-    i, img = _image(index)
+    i, img = _distinct_quarters(index)
     perm, shown, order = _shuffle(rng, img)
     wrong = [p for p in itertools.permutations(range(1, 5)) if list(p) != order]
     picks = [list(wrong[int(k)]) for k in rng.choice(len(wrong), size=3, replace=False)]
@@ -308,7 +346,7 @@ def order_restoration(rng, index):
                answer_distribution={_fmt([p.index(r) + 1 for r in range(4)]): 1 / 23 for p in PERMUTATIONS[1:]})
 def order_generation(rng, index):
     """Write the order that puts the shuffled quarters back, as a list."""
-    i, img = _image(index)
+    i, img = _distinct_quarters(index)
     perm, shown, order = _shuffle(rng, img)
     return Draw([_panel(t) for t in shown], GENERATION, [str(v) for v in order], "list",
                 meta={"image": i, "shuffle": perm, "order": order})
