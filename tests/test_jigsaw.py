@@ -156,11 +156,14 @@ def test_local_hugging_face_dataset_source(tmp_path):
     import datasets
 
     rng = np.random.default_rng(1)
-    imgs = [Image.fromarray(rng.integers(0, 256, (200, 260, 3), dtype=np.uint8)) for _ in range(3)]
+    imgs = [Image.fromarray(rng.integers(0, 256, (300, 360, 3), dtype=np.uint8)) for _ in range(3)]
+    imgs.insert(1, Image.fromarray(rng.integers(0, 256, (40, 40, 3), dtype=np.uint8)))     # too small
     datasets.Dataset.from_dict({"image": imgs}, features=datasets.Features({"image": datasets.Image()})) \
         .save_to_disk(str(tmp_path / "ds"))
-    src = HFSource(tmp_path / "ds", size=48)
-    assert len(src) == 3 and src[2].shape == (3, 48, 48)
+    with pytest.warns(UserWarning, match="skipped 1 of 4"):
+        src = HFSource(tmp_path / "ds", size=48)
+    assert len(src) == 3 and src.rows == [0, 2, 3] and src[2].shape == (3, 48, 48)
+    assert src.skipped == {"too small": 1}
     with pytest.raises(SourceError, match="no column 'photo'"):
         HFSource(tmp_path / "ds", column="photo")
 
@@ -201,3 +204,15 @@ def test_answers_follow_from_the_pixels_on_the_default_images(task_id):
     for seed in (0, 1):
         for s in get_task(task_id).samples(seed, range(0, 1100, 11)):
             assert _derive(s, src) == s.answer_text
+
+
+def test_cli_reports_an_empty_image_folder_in_one_line(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PROCVIS_JIGSAW_IMAGES=str(tmp_path))
+    r = subprocess.run([sys.executable, "-m", "engine.cli", "preview", "jigsaw/*", "--out", str(tmp_path / "x.png")],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode == 2 and not (tmp_path / "x.png").exists()
+    assert r.stderr.strip().splitlines()[-1].startswith("procvis: error:") and "holds no usable image" in r.stderr

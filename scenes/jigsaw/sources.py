@@ -41,6 +41,24 @@ def square(img: torch.Tensor, size: int = SIZE) -> torch.Tensor:
     return out[0].round().clamp(0, 255).to(torch.uint8)
 
 
+def rejection(w: int, h: int, small: torch.Tensor | None, min_side: int, max_aspect: float,
+              min_structure: float) -> str | None:
+    """Why an image of ``w x h`` (``small``: a reduced ``[3,h',w']`` copy) is not used, or ``None``."""
+    if min(w, h) < min_side:
+        return "too small"
+    if max(w, h) / min(w, h) > max_aspect:
+        return "aspect ratio"
+    if small is not None and structure(small) < min_structure:
+        return "low structure"
+    return None
+
+
+def _report(where: str, skipped: dict[str, int], total: int) -> None:
+    if skipped:
+        warnings.warn(f"{where}: skipped {sum(skipped.values())} of {total} images "
+                      f"({', '.join(f'{k}: {v}' for k, v in sorted(skipped.items()))})", stacklevel=3)
+
+
 class ImageSource:
     """A fixed, ordered list of images; ``source[i]`` is a ``[3,S,S]`` uint8 tensor."""
 
@@ -134,24 +152,18 @@ class FolderSource(ImageSource):
             try:
                 with Image.open(p) as im:
                     w, h = im.size
-                    if min(w, h) < min_side:
-                        self._skip("too small")
-                        continue
-                    if max(w, h) / min(w, h) > max_aspect:
-                        self._skip("aspect ratio")
-                        continue
-                    im.draft("RGB", (128, 128))
-                    small = torch.from_numpy(np.asarray(im.convert("RGB"))).permute(2, 0, 1)
-                if structure(small) < min_structure:
-                    self._skip("low structure")
-                    continue
+                    why = rejection(w, h, None, min_side, max_aspect, min_structure)
+                    if why is None:
+                        im.draft("RGB", (128, 128))
+                        small = torch.from_numpy(np.asarray(im.convert("RGB"))).permute(2, 0, 1)
+                        why = rejection(w, h, small, min_side, max_aspect, min_structure)
             except (OSError, UnidentifiedImageError, ValueError):
-                self._skip("unreadable")
-                continue
-            self.paths.append(p)
-        if self.skipped:
-            warnings.warn(f"{str(root)!r}: skipped {sum(self.skipped.values())} of {len(files)} images "
-                          f"({', '.join(f'{k}: {v}' for k, v in sorted(self.skipped.items()))})", stacklevel=2)
+                why = "unreadable"
+            if why:
+                self._skip(why)
+            else:
+                self.paths.append(p)
+        _report(repr(str(root)), self.skipped, len(files))
         if not self.paths:
             raise SourceError(f"image folder {str(root)!r} holds no usable image ({len(files)} image files found; "
                               f"need a short side >= {min_side}, aspect <= {max_aspect}, some structure)")
@@ -173,9 +185,11 @@ class FolderSource(ImageSource):
 
 class HFSource(ImageSource):
     """Images of column ``column`` of a Hugging Face dataset saved on disk
-    (``save_to_disk``) or loadable from a local folder, split ``split``."""
+    (``save_to_disk``) or loadable from a local folder, split ``split``, filtered like
+    :class:`FolderSource` (rejected rows counted in ``skipped`` and reported once)."""
 
-    def __init__(self, path: str | Path, split: str = "train", column: str = "image", size: int = SIZE):
+    def __init__(self, path: str | Path, split: str = "train", column: str = "image", size: int = SIZE,
+                 min_side: int = 256, max_aspect: float = 2.0, min_structure: float = 2.0):
         import datasets
 
         path = str(path)
@@ -191,15 +205,31 @@ class HFSource(ImageSource):
             ds = ds[split]
         if column not in ds.column_names:
             raise SourceError(f"dataset {path!r} has no column {column!r}; columns: {', '.join(ds.column_names)}")
-        if len(ds) == 0:
-            raise SourceError(f"dataset {path!r} split {split!r} is empty")
         self.ds, self.column, self.size = ds, column, size
+        self.rows: list[int] = []
+        self.skipped: dict[str, int] = {}
+        for r in range(len(ds)):
+            try:
+                img = ds[r][column]
+                small = img.convert("RGB")
+                small.thumbnail((128, 128))
+                why = rejection(img.width, img.height, torch.from_numpy(np.asarray(small).copy()).permute(2, 0, 1),
+                                min_side, max_aspect, min_structure)
+            except (OSError, ValueError, AttributeError):
+                why = "unreadable"
+            if why:
+                self.skipped[why] = self.skipped.get(why, 0) + 1
+            else:
+                self.rows.append(r)
+        _report(f"dataset {path!r}", self.skipped, len(ds))
+        if not self.rows:
+            raise SourceError(f"dataset {path!r} split {split!r} holds no usable image ({len(ds)} rows)")
 
     def __len__(self) -> int:
-        return len(self.ds)
+        return len(self.rows)
 
     @functools.lru_cache(maxsize=256)
     def __getitem__(self, i: int) -> torch.Tensor:
-        img = self.ds[i][self.column]
+        img = self.ds[self.rows[i]][self.column]
         arr = np.asarray(img.convert("RGB"))
         return square(torch.from_numpy(arr.copy()).permute(2, 0, 1), self.size)
