@@ -130,7 +130,7 @@ def cmd_demo(a) -> int:
 
 def cmd_baselines(a) -> int:
     """Chance accuracy and the exact one-sided binomial p < alpha threshold per task."""
-    from evals.baselines import chance, critical_accuracy
+    from evals.baselines import chance, critical_accuracy, percent
 
     from .registry import resolve
 
@@ -145,21 +145,27 @@ def cmd_baselines(a) -> int:
     for t in tasks:
         p0 = chance(t.answer_distribution)
         # Critical accuracy as the papers report it: k/n rounded to one decimal.
-        crit = _half_up(100 * critical_accuracy(a.n, p0, a.alpha), 1)
+        crit = percent(critical_accuracy(a.n, p0, a.alpha), 1)
         open_answer = t.sample(0, 0).answer_type != "fixed"
         if not open_answer:
             closed.append(p0)
         note = "   open answer: not in the overall" if open_answer else ""
-        print(f"{t.id:<{width}}  {_half_up(100 * p0, 2):8.2f}  {crit:8.2f}{note}")
+        print(f"{t.id:<{width}}  {percent(p0):8.2f}  {crit:8.2f}{note}")
     if closed:
-        print(f"{'overall (mean of the closed-answer tasks)':<{width}}  {_half_up(100 * sum(closed) / len(closed), 2):8.2f}")
+        print(f"{'overall (mean of the closed-answer tasks)':<{width}}  {percent(sum(closed) / len(closed)):8.2f}")
     return 0
 
 
-def _half_up(x: float, digits: int) -> float:
-    from decimal import ROUND_HALF_UP, Decimal
+def cmd_eval(a) -> int:
+    from evals.harness import evaluate
+    from evals.runners import make_runner
 
-    return float(Decimal(repr(x)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+    runner = make_runner(a.model, a.seed)
+    rows = evaluate(a.pattern, runner, a.out, count=a.count, seed=a.seed, batch_size=a.batch_size,
+                    size=a.size[0], progress=not a.quiet)
+    mean = sum(r["accuracy"] for r in rows.values()) / len(rows)
+    print(f"{runner.name}: mean accuracy {100 * mean:.2f}% over {len(rows)} tasks; see {a.out}/summary.md")
+    return 0
 
 
 def cmd_bench(a) -> int:
@@ -223,6 +229,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--n", type=_positive_int("--n"), default=1100, help="items per task")
     s.add_argument("--alpha", type=float, default=0.05)
     s.set_defaults(fn=cmd_baselines)
+
+    s = sub.add_parser("eval", help="run a model on samples and score it (results.json, summary.md)")
+    s.add_argument("pattern")
+    s.add_argument("--model", required=True, help="random or oracle")
+    s.add_argument("--out", required=True)
+    s.add_argument("--count", type=_positive_int("--count"), default=10, help="samples per task")
+    s.add_argument("--batch-size", type=_positive_int("--batch-size"), default=8)
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--size", type=_size, default=(224, 224))
+    s.add_argument("--quiet", action="store_true")
+    s.set_defaults(fn=cmd_eval)
 
     s = sub.add_parser("bench", help="render throughput vs a Pillow reference; writes benchmarks/RESULTS.md")
     s.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")

@@ -62,3 +62,10 @@ def critical_count(n: int, p0: float, alpha: float = 0.05) -> int:
 def critical_accuracy(n: int, p0: float, alpha: float = 0.05) -> float:
     """The accuracy a model must reach to beat chance ``p0`` at level ``alpha`` over ``n`` items."""
     return critical_count(n, p0, alpha) / n
+
+
+def percent(x: float, digits: int = 2) -> float:
+    """``100 * x`` rounded half up to ``digits`` (how results tables print 28.125 as 28.13)."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    return float(Decimal(repr(100 * x)).quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))

@@ -1,0 +1,107 @@
+"""Reading model replies: the strict answer format first, then a documented lenient
+fallback; a reply neither reading accepts is a *format error*, counted apart from wrong
+answers.
+
+Lenient rules (applied only when the strict form fails):
+
+* letter options (``A``..``D``): the first standalone option letter, e.g. ``"(B)"``,
+  ``"Answer: C."``; a reply naming two different letters is a format error;
+* word options (``yes``/``no``, kind names): the only option word present, ignoring case and
+  punctuation; two different option words present is a format error;
+* three-line "Judgment / Error Position / Error Type" answers: the three fields found
+  anywhere in the reply, ignoring case and extra spaces;
+* ``single``: the first line, trimmed of surrounding punctuation, compared ignoring case;
+* ``list`` / ``set``: the first ``[...]`` in the reply, items trimmed.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from engine.answers import format_answer, parse_answer
+
+
+@dataclass(frozen=True)
+class Parsed:
+    """``value``: the canonical answer text read from the reply, or ``None``;
+    ``strict``: whether the strict format matched; ``format_error``: nothing could be read."""
+
+    value: str | None
+    strict: bool
+
+    @property
+    def format_error(self) -> bool:
+        return self.value is None
+
+
+_TRIM = " \t\r\n.,;:!?\"'`*()[]{}<>"
+
+
+def _letters(options) -> bool:
+    return bool(options) and all(len(o) == 1 and o.isalpha() and o.isupper() for o in options)
+
+
+def _three_line(options) -> bool:
+    return bool(options) and all(o.startswith("Judgment:") for o in options)
+
+
+def _read_three_line(reply: str) -> str | None:
+    fields = {}
+    for key, name in (("judgment", "Judgment"), ("position", "Error Position"), ("type", "Error Type")):
+        m = re.search(name.replace(" ", r"\s*") + r"\s*:\s*([A-Da-d]?)(?![A-Za-z])", reply, flags=re.I)
+        if not m:
+            return None
+        fields[key] = m.group(1).upper()
+    if fields["judgment"] == "A":
+        return "Judgment: A\nError Position:\nError Type:"
+    if fields["judgment"] == "B" and fields["position"] and fields["type"] in ("A", "B"):
+        return f"Judgment: B\nError Position: {fields['position']}\nError Type: {fields['type']}"
+    return None
+
+
+def parse_reply(reply: str, answer_type: str, options: list[str] | None = None) -> Parsed:
+    """Read ``reply`` as an answer of ``answer_type`` (with ``options`` for fixed answers)."""
+    text = reply if isinstance(reply, str) else ""
+    stripped = text.strip()
+    if answer_type == "fixed":
+        opts = list(options or [])
+        if _three_line(opts):
+            norm = "\n".join(line.strip() for line in stripped.splitlines())
+            if norm in opts:
+                return Parsed(norm, True)
+            value = _read_three_line(text)
+            return Parsed(value if value in opts else None, False)
+        if stripped in opts:
+            return Parsed(stripped, True)
+        if _letters(opts):
+            found = {m for m in re.findall(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])", text) if m in opts}
+            return Parsed(found.pop() if len(found) == 1 else None, False)
+        words = {o for o in opts if re.search(r"(?<![a-z])" + re.escape(o.lower()) + r"(?![a-z])", text.lower())}
+        # "not positive" names no option unambiguously: a negated option word is not an answer
+        words = {w for w in words if not re.search(r"\bnot\s+" + re.escape(w.lower()) + r"\b", text.lower())}
+        return Parsed(words.pop() if len(words) == 1 else None, False)
+    if answer_type == "single":
+        if not stripped:
+            return Parsed(None, False)
+        first = stripped.splitlines()[0].strip(_TRIM)
+        return Parsed(first or None, first == stripped)
+    if answer_type in ("list", "set"):
+        try:
+            return Parsed(format_answer(parse_answer(stripped, answer_type), answer_type), True)
+        except ValueError:
+            pass
+        m = re.search(r"\[([^\[\]]*)\]", text)
+        if not m:
+            return Parsed(None, False)
+        items = [i.strip(_TRIM) for i in m.group(1).split(",") if i.strip(_TRIM)]
+        return Parsed(format_answer(items, answer_type) if items else None, False)
+    raise ValueError(f"answer_type={answer_type!r}; allowed: single, fixed, list, set")
+
+
+def is_correct(parsed: Parsed, gold: str, answer_type: str) -> bool:
+    """Exact match of the parsed answer with the gold text (``single``: ignoring case)."""
+    if parsed.value is None:
+        return False
+    if answer_type == "single":
+        return parsed.value.strip().lower() == gold.strip().lower()
+    return parsed.value == gold

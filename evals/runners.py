@@ -1,0 +1,87 @@
+"""The request contract between protocols and models, and the baseline runners.
+
+A runner is anything with ``name`` and ``generate(requests) -> list[str]`` (one reply per
+request, in order). Protocols build requests; runners never see tasks; scoring reads replies.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import numpy as np
+import torch
+
+from engine.registry import get_task
+
+
+@dataclass
+class Request:
+    """One model call: ``images`` (``[3,H,W]`` uint8 tensors, in order) and a ``prompt``.
+    ``answer_type``/``options`` describe the expected answer; ``gold`` and ``task`` are for
+    the oracle and scoring only."""
+
+    id: str
+    task: str
+    images: list[torch.Tensor]
+    prompt: str
+    answer_type: str
+    options: list[str] | None = None
+    gold: str = field(default="", repr=False)
+
+
+class Runner(Protocol):
+    name: str
+
+    def generate(self, requests: list[Request]) -> list[str]: ...
+
+
+@functools.lru_cache(maxsize=None)
+def answer_space(task_id: str, n: int = 512) -> tuple[tuple[str, float], ...]:
+    """The distribution of a task's gold answers: the one the task states, else the empirical
+    one over ``n`` samples at a seed no dataset uses. Returns ``((answer, p), ...)``."""
+    task = get_task(task_id)
+    if task.answer_distribution:
+        total = sum(task.answer_distribution.values())
+        return tuple((a, p / total) for a, p in task.answer_distribution.items())
+    counts: dict[str, int] = {}
+    for s in task.samples(2 ** 31 - 1, range(n)):
+        counts[s.answer_text] = counts.get(s.answer_text, 0) + 1
+    return tuple((a, c / n) for a, c in sorted(counts.items()))
+
+
+class RandomRunner:
+    """Guesses drawn from each task's answer distribution (so its expected accuracy is the
+    chance row ``sum p^2``), seeded per request id: the same request, the same guess."""
+
+    def __init__(self, seed: int = 0):
+        self.seed = int(seed)
+        self.name = f"random-{self.seed}"
+
+    def generate(self, requests: list[Request]) -> list[str]:
+        out = []
+        for r in requests:
+            answers, probs = zip(*answer_space(r.task))
+            key = int.from_bytes(hashlib.blake2b(f"{self.seed}\x00{r.id}".encode(), digest_size=8).digest(), "little")
+            out.append(answers[int(np.random.Generator(np.random.Philox(key=key)).choice(len(answers), p=probs))])
+        return out
+
+
+class OracleRunner:
+    """Replies with the gold answer: validates a pipeline end to end (it must score 100%)."""
+
+    name = "oracle"
+
+    def generate(self, requests: list[Request]) -> list[str]:
+        return [r.gold for r in requests]
+
+
+def make_runner(model: str, seed: int = 0) -> Runner:
+    """``random``, ``oracle``, or a clear error for anything this version cannot load."""
+    if model == "random":
+        return RandomRunner(seed)
+    if model == "oracle":
+        return OracleRunner()
+    raise ValueError(f"--model {model!r}: this version runs 'random' and 'oracle'; Hugging Face checkpoints "
+                     "and the ViT baseline are not available yet")

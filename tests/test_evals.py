@@ -1,0 +1,122 @@
+"""Evaluation: reply parsing, the oracle and random runners, results files, resuming."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+from engine.registry import get_task, list_tasks
+from evals.harness import evaluate
+from evals.parsing import is_correct, parse_reply
+from evals.runners import OracleRunner, RandomRunner, Request, answer_space
+from scenes.jigsaw import GeneratedSource, use_source
+from scenes.jigsaw.tasks import ANOMALY_OPTIONS
+
+LETTERS = list("ABCD")
+
+
+@pytest.mark.parametrize("reply,expect,strict", [
+    ("B", "B", True), ("(B)", "B", False), ("Answer: C.", "C", False), ("The answer is D", "D", False),
+    ("I think A", "A", False), ("A or B", None, False), ("", None, False), ("E", None, False),
+])
+def test_letter_replies(reply, expect, strict):
+    p = parse_reply(reply, "fixed", LETTERS)
+    assert p.value == expect and (p.strict == strict or expect is None) and p.format_error == (expect is None)
+
+
+@pytest.mark.parametrize("reply,expect", [
+    ("positive", "positive"), ("Negative.", "negative"), ("not positive", None), ("positive or negative", None),
+    ("", None), ("It is POSITIVE!", "positive"),
+])
+def test_word_replies(reply, expect):
+    assert parse_reply(reply, "fixed", ["positive", "negative"]).value == expect
+
+
+def test_three_line_and_list_replies():
+    gold = "Judgment: B\nError Position: C\nError Type: A"
+    assert parse_reply(gold, "fixed", ANOMALY_OPTIONS).strict
+    assert parse_reply("judgment: b\n error position: c \nerror type: a", "fixed", ANOMALY_OPTIONS).value == gold
+    assert parse_reply("Judgment: A Error Position: Error Type:", "fixed", ANOMALY_OPTIONS).value == ANOMALY_OPTIONS[0]
+    assert parse_reply("Judgment: B", "fixed", ANOMALY_OPTIONS).format_error
+    assert parse_reply("[2, 3, 1, 4]", "list").strict
+    assert parse_reply("The order is [2,3,1,4].", "list").value == "[2, 3, 1, 4]"
+    assert parse_reply("2, 3, 1, 4", "list").format_error
+    assert parse_reply("[red, blue]", "set").value == "[blue, red]"
+    assert is_correct(parse_reply("Seven\n", "single"), "seven", "single")
+
+
+@pytest.mark.parametrize("task_id", list_tasks())
+def test_every_gold_answer_parses_strictly_to_itself(task_id):
+    for s in get_task(task_id).samples(0, range(5)):
+        p = parse_reply(s.answer_text, s.answer_type, s.options)
+        assert p.strict and is_correct(p, s.answer_text, s.answer_type)
+
+
+@pytest.fixture
+def small_images():
+    use_source(GeneratedSource(n=30, size=96))
+    yield
+    use_source(None)
+
+
+def test_oracle_scores_100_percent_on_every_family(tmp_path, small_images):
+    rows = evaluate("*", OracleRunner(), str(tmp_path), count=3, size=48, progress=False)
+    assert set(rows) == set(list_tasks()) and all(r["accuracy"] == 1.0 for r in rows.values())
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert set(results[0]) >= {"id", "task", "prompt", "reply", "parsed", "correct", "format_error"}
+    assert "| jigsaw/anomaly |" in (tmp_path / "summary.md").read_text()
+
+
+def test_random_scores_near_the_computed_chance(tmp_path, small_images):
+    rows = evaluate("jigsaw/*", RandomRunner(3), str(tmp_path), count=150, size=32, batch_size=50, progress=False)
+    acc = sum(r["accuracy"] for r in rows.values()) / len(rows)
+    ch = sum(r["chance"] for r in rows.values()) / len(rows)
+    assert abs(acc - ch) < 0.05, (acc, ch)
+    assert rows["jigsaw/anomaly"]["chance"] == pytest.approx(9 / 32)
+
+
+class Counting:
+    name = "counting"
+
+    def __init__(self):
+        self.calls = 0
+
+    def generate(self, requests):
+        self.calls += len(requests)
+        return [r.gold for r in requests]
+
+
+def test_interrupted_runs_resume_from_the_cache(tmp_path):
+    first = Counting()
+    evaluate("shapes/count/*", first, str(tmp_path), count=4, size=32, progress=False)
+    before = (tmp_path / "results.json").read_text()
+    with open(tmp_path / "cache.jsonl", "a") as f:
+        f.write('{"key": "cut sh')                       # a line cut short by a kill
+    again = Counting()
+    evaluate("shapes/count/*", again, str(tmp_path), count=4, size=32, progress=False)
+    assert first.calls == 20 and again.calls == 0
+    assert (tmp_path / "results.json").read_text() == before
+
+
+def test_wrong_runner_output_is_a_clear_error(tmp_path):
+    class Broken:
+        name = "broken"
+
+        def generate(self, requests):
+            return ["A"]
+
+    with pytest.raises(ValueError, match="returned 1 replies for 3 requests"):
+        evaluate("shapes/count/circle", Broken(), str(tmp_path), count=3, batch_size=3, size=32, progress=False)
+
+
+def test_random_guesses_are_seeded_per_request():
+    r = Request(id="x:1:2", task="jigsaw/connection", images=[], prompt="", answer_type="fixed", options=["A", "B", "C"])
+    assert RandomRunner(1).generate([r]) == RandomRunner(1).generate([r])
+    assert dict(answer_space("shapes/same_shape")).keys() == {"yes", "no"}
+
+
+def test_eval_cli_rejects_unknown_models_in_one_line(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "engine.cli", "eval", "shapes/*", "--model", "/models/none",
+                        "--out", str(tmp_path / "e")], capture_output=True, text=True)
+    assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "random" in r.stderr
+    assert not (tmp_path / "e").exists()
