@@ -160,11 +160,19 @@ def cmd_eval(a) -> int:
     from evals.harness import evaluate
     from evals.runners import make_runner
 
-    runner = make_runner(a.model, a.seed)
+    runner = make_runner(a.model, a.seed, device=a.device, batch_size=a.batch_size)
     rows = evaluate(a.pattern, runner, a.out, count=a.count, seed=a.seed, batch_size=a.batch_size,
                     size=a.size[0], progress=not a.quiet)
     mean = sum(r["accuracy"] for r in rows.values()) / len(rows)
     print(f"{runner.name}: mean accuracy {100 * mean:.2f}% over {len(rows)} tasks; see {a.out}/summary.md")
+    return 0
+
+
+def cmd_tiny_model(a) -> int:
+    from evals.tiny_model import build_tiny_model
+
+    _writable_parent(Path(a.out) / "x")
+    print(f"wrote a tiny random vision-language checkpoint to {build_tiny_model(a.out, seed=a.seed)}")
     return 0
 
 
@@ -232,7 +240,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("eval", help="run a model on samples and score it (results.json, summary.md)")
     s.add_argument("pattern")
-    s.add_argument("--model", required=True, help="random or oracle")
+    s.add_argument("--model", required=True, help="random, oracle, or the folder of a local Hugging Face checkpoint")
+    s.add_argument("--device", default="cpu")
     s.add_argument("--out", required=True)
     s.add_argument("--count", type=_positive_int("--count"), default=10, help="samples per task")
     s.add_argument("--batch-size", type=_positive_int("--batch-size"), default=8)
@@ -240,6 +249,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--size", type=_size, default=(224, 224))
     s.add_argument("--quiet", action="store_true")
     s.set_defaults(fn=cmd_eval)
+
+    s = sub.add_parser("tiny-model", help="write a tiny random vision-language checkpoint (offline tests, plumbing)")
+    s.add_argument("--out", required=True)
+    s.add_argument("--seed", type=int, default=0)
+    s.set_defaults(fn=cmd_tiny_model)
 
     s = sub.add_parser("bench", help="render throughput vs a Pillow reference; writes benchmarks/RESULTS.md")
     s.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")

@@ -77,11 +77,17 @@ class OracleRunner:
         return [r.gold for r in requests]
 
 
-def make_runner(model: str, seed: int = 0) -> Runner:
-    """``random``, ``oracle``, or a clear error for anything this version cannot load."""
+def make_runner(model: str, seed: int = 0, device: str = "cpu", batch_size: int = 8) -> Runner:
+    """``random``, ``oracle``, or the path of a local Hugging Face vision-language checkpoint."""
     if model == "random":
         return RandomRunner(seed)
     if model == "oracle":
         return OracleRunner()
-    raise ValueError(f"--model {model!r}: this version runs 'random' and 'oracle'; Hugging Face checkpoints "
-                     "and the ViT baseline are not available yet")
+    from pathlib import Path
+
+    if (Path(model) / "config.json").is_file():
+        from .hf_runner import HFRunner
+
+        return HFRunner(model, device=device, batch_size=batch_size)
+    raise ValueError(f"--model {model!r}: expected random, oracle or a folder holding a Hugging Face checkpoint "
+                     "(config.json); the ViT baseline is not available yet")
