@@ -86,7 +86,11 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
         bar.close()
     summary = summarise(results)
     _write(root / "results.json", json.dumps(results, indent=1, ensure_ascii=False) + "\n")
-    _write(root / "summary.md", to_markdown(summary, runner.name, pattern, count, seed))
+    _write(root / "summary.md", to_markdown(summary, runner.name, pattern, count, seed)
+           + "\n![accuracy per task](accuracy.png)\n\nBars: accuracy; grey tick: chance; red tick: p<0.05.\n")
+    from .plots import accuracy_bars
+
+    accuracy_bars(summary, root / "accuracy.png", f"{runner.name} on {pattern}")
     return summary
 
 
