@@ -177,6 +177,10 @@ def cmd_tiny_model(a) -> int:
 
 
 def cmd_bench(a) -> int:
+    if a.eval:
+        from benchmarks import eval_bench
+
+        return eval_bench.main(quick=a.quick, out=a.results)
     from benchmarks import render_bench
 
     return render_bench.main(quick=a.quick, out=a.results)
@@ -257,6 +261,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("bench", help="render throughput vs a Pillow reference; writes benchmarks/RESULTS.md")
     s.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
+    s.add_argument("--eval", action="store_true", help="evaluation throughput instead of rendering")
     s.add_argument("--results", default=None, help="markdown file to write (default: print only)")
     s.set_defaults(fn=cmd_bench)
     return p

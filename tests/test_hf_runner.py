@@ -59,3 +59,10 @@ def test_tiny_model_cli_writes_a_loadable_checkpoint(tmp_path):
     assert len(runner.generate(_requests([("shapes/read_text", 1)]))) == 1
     with pytest.raises(FileNotFoundError, match="no model checkpoint"):
         HFRunner(tmp_path / "nothing")
+
+
+def test_eval_benchmark_paths_agree():
+    from benchmarks import eval_bench
+
+    r = eval_bench.run(quick=True)
+    assert r["same_answers"] and set(r["rates"]) == {"in_process", "file_round_trip"}
