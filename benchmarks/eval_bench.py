@@ -5,10 +5,7 @@ run. Run: ``procvis bench --eval [--results benchmarks/RESULTS.md]``.
 """
 from __future__ import annotations
 
-import io
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,6 +18,8 @@ from evals.hf_runner import HFRunner
 from evals.parsing import parse_reply
 from evals.runners import Request
 from evals.tiny_model import build_tiny_model
+
+from .render_bench import rate
 
 PATTERN = "shapes/*"
 
@@ -66,15 +65,8 @@ def run(quick: bool = False) -> dict:
             replies = runner.generate(_requests(ss, images))
             return [parse_reply(r, s.answer_type, s.options) for r, s in zip(replies, ss)]
 
-        res = {}
-        for name, fn in (("in_process", in_process), ("file_round_trip", file_round_trip)):
-            fn()
-            rates = []
-            for _ in range(repeats):
-                t = time.perf_counter()
-                fn()
-                rates.append(n / (time.perf_counter() - t))
-            res[name] = (statistics.median(rates), max(rates) - min(rates))
+        res = {name: rate(n, fn, repeats) for name, fn in (("in_process", in_process),
+                                                             ("file_round_trip", file_round_trip))}
         same = [p.value for p in in_process()] == [p.value for p in file_round_trip()]
     return {"rates": res, "n": n, "size": size, "same_answers": same, "runner": runner.name}
 
@@ -83,7 +75,7 @@ def to_markdown(r: dict) -> str:
     ip, fr = r["rates"]["in_process"], r["rates"]["file_round_trip"]
     return (f"Samples per second from sampling to parsed answer, tiny checkpoint (`procvis tiny-model`, greedy, "
             f"8 new tokens, batch 8), {r['n']} `{PATTERN}` samples at {r['size']} px, median of repeats (± half "
-            f"the range):\n\n| path | samples/s |\n|---|---|\n"
+            f"the inter-quartile range):\n\n| path | samples/s |\n|---|---|\n"
             f"| in process (tensors into the processor) | {ip[0]:,.1f} ± {ip[1] / 2:,.1f} |\n"
             f"| file round trip (PNG file, PIL, tensor) | {fr[0]:,.1f} ± {fr[1] / 2:,.1f} |\n\n"
             f"Speed-up {ip[0] / fr[0]:.2f}x; both paths gave the same answers: {r['same_answers']}.\n")
@@ -93,13 +85,7 @@ def main(quick: bool = False, out: str | None = None) -> int:
     md = to_markdown(run(quick))
     print(md)
     if out:
-        path = Path(out)
-        text = path.read_text() if path.exists() else "# Benchmark results\n"
-        begin, end = "<!-- eval-bench:begin -->", "<!-- eval-bench:end -->"
-        block = f"{begin}\n{md}{end}"
-        if begin in text and end in text:
-            text = text[: text.index(begin)] + block + text[text.index(end) + len(end):]
-        else:
-            text = text.rstrip() + "\n\n## Evaluation throughput (`procvis bench --eval`)\n\n" + block + "\n"
-        path.write_text(text)
+        from .results_file import write_block
+
+        write_block(out, "eval-bench", "Evaluation throughput (`procvis bench --eval`)", md)
     return 0

@@ -66,7 +66,7 @@ def pillow_draw(scene: Scene, size: int, ss: int = 1, resample: str = "reduce") 
     return np.asarray(img)
 
 
-def _rate(n_images: int, fn, repeats: int) -> tuple[float, float]:
+def rate(n_images: int, fn, repeats: int) -> tuple[float, float]:
     """Images per second of ``fn`` (which draws ``n_images``): the median over ``repeats``
     timed calls after one warm-up call (JIT compilation, caches), and the inter-quartile
     range of those per-call rates."""
@@ -110,21 +110,21 @@ def run(quick: bool = False) -> dict:
             row = {"size": size, "prims": n}
             # Each timing renders the batch 4 times: single ~10 ms calls are at the mercy of
             # whatever else the machine runs.
-            row["numba"] = _rate(4 * batch, lambda: [render(scenes, size, backend="numba") for _ in range(4)], repeats)
+            row["numba"] = rate(4 * batch, lambda: [render(scenes, size, backend="numba") for _ in range(4)], repeats)
             collated = SceneBatch.from_scenes(scenes)
-            row["numba_render"] = _rate(4 * batch, lambda: [render(collated, size, backend="numba") for _ in range(4)],
+            row["numba_render"] = rate(4 * batch, lambda: [render(collated, size, backend="numba") for _ in range(4)],
                                         repeats)
             tb = len(small) if (size > 224 or n > 20) else batch // 2
-            row["torch_cpu"] = _rate(tb, lambda: render(scenes[:tb], size, backend="torch"), max(1, repeats // 2))
+            row["torch_cpu"] = rate(tb, lambda: render(scenes[:tb], size, backend="torch"), max(1, repeats // 2))
             if cuda:
                 big = scenes * 16
                 def on_gpu():
                     render(big, size, device="cuda", backend="torch")
                     torch.cuda.synchronize()
-                row["cuda"] = _rate(len(big), on_gpu, repeats)
-            row["pillow"] = _rate(batch, lambda: [pillow_draw(s, size) for s in scenes], repeats)
-            row["pillow_ss4"] = _rate(len(small), lambda: [pillow_draw(s, size, 4) for s in small], repeats)
-            row["pillow_ss4_lanczos"] = _rate(len(small), lambda: [pillow_draw(s, size, 4, "lanczos") for s in small],
+                row["cuda"] = rate(len(big), on_gpu, repeats)
+            row["pillow"] = rate(batch, lambda: [pillow_draw(s, size) for s in scenes], repeats)
+            row["pillow_ss4"] = rate(len(small), lambda: [pillow_draw(s, size, 4) for s in small], repeats)
+            row["pillow_ss4_lanczos"] = rate(len(small), lambda: [pillow_draw(s, size, 4, "lanczos") for s in small],
                                               repeats)
             ours = render(small, size).permute(0, 2, 3, 1).numpy().astype(np.int16)
             ref = np.stack([pillow_draw(s, size, 4) for s in small]).astype(np.int16)
@@ -139,7 +139,7 @@ def run(quick: bool = False) -> dict:
         def enc():
             for im in imgs:
                 Image.fromarray(im.permute(1, 2, 0).numpy()).save(io.BytesIO(), format="PNG", compress_level=level)
-        png[level] = _rate(len(imgs), enc, repeats)
+        png[level] = rate(len(imgs), enc, repeats)
     meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": _commit(),
             "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
             "torch_threads": torch.get_num_threads(), "torch": torch.__version__, "numpy": np.__version__,
@@ -180,17 +180,9 @@ def main(quick: bool = False, out: str | None = None) -> int:
     md = to_markdown(res)
     print(md)
     if out:
-        from pathlib import Path
+        from .results_file import write_block
 
-        path = Path(out)
-        text = path.read_text() if path.exists() else "# Benchmark results\n"
-        begin, end = "<!-- render-bench:begin -->", "<!-- render-bench:end -->"
-        block = f"{begin}\n{md}{end}"
-        if begin in text and end in text:
-            text = text[: text.index(begin)] + block + text[text.index(end) + len(end):]
-        else:
-            text = text.rstrip() + "\n\n## Render throughput (`procvis bench`)\n\n" + block + "\n"
-        path.write_text(text)
+        write_block(out, "render-bench", "Render throughput (`procvis bench`)", md)
     return 0
 
 

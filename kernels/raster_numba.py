@@ -17,7 +17,7 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "workqueue"
 _LOCK = threading.Lock()
 
-from .raster import ELLIPSE, GLYPH, POLYGON, POLYLINE, SPRITE, Prepared, Primitives
+from .raster import ELLIPSE, GLYPH, POLYGON, POLYLINE, Prepared, Primitives
 
 # Strict IEEE arithmetic: no fused multiply-adds or reassociation, so the same scene gives
 # the same bytes on every CPU (fast-math flags measured no faster here).
