@@ -1,9 +1,11 @@
-"""``evaluate``: samples -> rendered images -> requests -> runner -> parsed, scored results.
+"""``evaluate``: samples -> rendered images -> protocol conversations -> runner -> parsed,
+scored results.
 
-The direct protocol: one request per sample with every panel as an image and the sample's
-question as the prompt. Results are cached per request in ``DIR/cache.jsonl`` keyed by
-(sample id, runner, protocol, image size), so an interrupted run resumes without asking the
-model again; ``DIR/results.json`` and ``DIR/summary.md`` are rewritten at the end.
+Every turn's reply is cached in ``DIR/cache.jsonl`` keyed by (sample id, runner, protocol,
+turn, image size), so an interrupted run resumes without asking the model again.
+``DIR/results.json`` (one object per sample, scored on the protocol's chosen reply),
+``DIR/transcripts.jsonl`` (every turn), ``DIR/summary.md`` and ``DIR/accuracy.png`` are
+rewritten at the end.
 """
 from __future__ import annotations
 
@@ -17,76 +19,107 @@ from engine.registry import resolve
 
 from .baselines import chance, critical_accuracy, percent
 from .parsing import is_correct, parse_reply
+from .protocols import Protocol, Turn, get_protocol
 from .runners import Request, Runner, answer_space
 
-PROTOCOL = "direct"
+
+class _Cache:
+    def __init__(self, path: Path):
+        self.path, self.replies = path, {}
+        if path.exists():
+            for line in path.read_text().splitlines():
+                try:
+                    rec = json.loads(line)
+                    self.replies[rec["key"]] = rec["reply"]
+                except (json.JSONDecodeError, KeyError):
+                    continue   # a line cut short by an interruption
+        self.file = open(path, "a")
+
+    def put(self, pairs) -> None:
+        for key, reply in pairs:
+            self.replies[key] = reply
+            self.file.write(json.dumps({"key": key, "reply": reply}) + "\n")
+        self.file.flush()
+        os.fsync(self.file.fileno())
 
 
-def _key(sample_id: str, runner: Runner, size: int) -> str:
-    return json.dumps([sample_id, runner.name, PROTOCOL, size])
+def _converse(samples, protocol: Protocol, runner: Runner, cache: _Cache, size: int) -> list[list[Turn]]:
+    """Run ``protocol`` on every sample, one batched runner call per round of turns."""
+    key = lambda s, k: json.dumps([s.id, runner.name, protocol.name, k, size])  # noqa: E731
+    images = render_samples(samples, size)
+    convs = [[protocol.first(s, ims)] for s, ims in zip(samples, images)]
+    active = list(range(len(samples)))
+    while active:
+        todo = [i for i in active if key(samples[i], len(convs[i]) - 1) not in cache.replies]
+        if todo:
+            reqs = []
+            for i in todo:
+                s, turns = samples[i], convs[i]
+                reqs.append(Request(id=f"{s.id}#{len(turns) - 1}", task=s.task, images=turns[-1].images,
+                                    prompt=turns[-1].prompt, answer_type=s.answer_type, options=s.options,
+                                    gold=s.answer_text, history=[(t.prompt, t.images, t.reply) for t in turns[:-1]]))
+            replies = runner.generate(reqs)
+            if len(replies) != len(reqs) or not all(isinstance(r, str) for r in replies):
+                raise ValueError(f"runner {runner.name!r} returned {len(replies)} replies for {len(reqs)} requests "
+                                 "(expected one string per request)")
+            cache.put((key(samples[i], len(convs[i]) - 1), r) for i, r in zip(todo, replies))
+        still = []
+        for i in active:
+            convs[i][-1].reply = cache.replies[key(samples[i], len(convs[i]) - 1)]
+            nxt = protocol.next(samples[i], images[i], convs[i])
+            if nxt is not None:
+                convs[i].append(nxt)
+                still.append(i)
+        active = still
+    return convs
 
 
 def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int = 0, batch_size: int = 8,
-             size: int = 224, progress: bool = True) -> dict:
-    """Run ``runner`` on ``count`` samples of every task matching ``pattern``; write
-    ``results.json``, ``summary.md`` and the resume cache under ``out``. Returns the summary."""
+             size: int = 224, progress: bool = True, protocol: str = "direct") -> dict:
+    """Run ``runner`` under ``protocol`` on ``count`` samples of every task matching
+    ``pattern``; write the results files under ``out``. Returns the per-task summary."""
     if int(count) != count or count <= 0:
         raise ValueError(f"count={count!r} must be a positive integer")
     if int(batch_size) != batch_size or batch_size <= 0:
         raise ValueError(f"batch_size={batch_size!r} must be a positive integer")
+    proto = get_protocol(protocol)
     tasks = resolve(pattern)
     root = Path(out)
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise ValueError(f"cannot create output directory {str(root)!r}: {e.strerror}") from None
-    cache_path = root / "cache.jsonl"
-    cache: dict[str, str] = {}
-    if cache_path.exists():
-        for line in cache_path.read_text().splitlines():
-            try:
-                rec = json.loads(line)
-                cache[rec["key"]] = rec["reply"]
-            except (json.JSONDecodeError, KeyError):
-                continue   # a line cut short by an interruption
+    cache = _Cache(root / "cache.jsonl")
     bar = None
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(tasks) * count, unit="request", desc=f"eval {runner.name}", file=sys.stderr)
-    results = []
-    with open(cache_path, "a") as cache_file:
+        bar = tqdm(total=len(tasks) * count, unit="sample", desc=f"eval {runner.name}", file=sys.stderr)
+    results, transcripts = [], []
+    try:
         for task in tasks:
             samples = task.samples(seed, range(count))
             for lo in range(0, count, batch_size):
                 chunk = samples[lo:lo + batch_size]
-                todo = [s for s in chunk if _key(s.id, runner, size) not in cache]
-                if todo:
-                    images = render_samples(todo, size)
-                    reqs = [Request(id=s.id, task=s.task, images=ims, prompt=s.question, answer_type=s.answer_type,
-                                    options=s.options, gold=s.answer_text) for s, ims in zip(todo, images)]
-                    replies = runner.generate(reqs)
-                    if len(replies) != len(reqs) or not all(isinstance(r, str) for r in replies):
-                        raise ValueError(f"runner {runner.name!r} returned {len(replies)} replies for {len(reqs)} "
-                                         "requests (expected one string per request)")
-                    for s, reply in zip(todo, replies):
-                        cache[_key(s.id, runner, size)] = reply
-                        cache_file.write(json.dumps({"key": _key(s.id, runner, size), "reply": reply}) + "\n")
-                    cache_file.flush()
-                    os.fsync(cache_file.fileno())
-                for s in chunk:
-                    reply = cache[_key(s.id, runner, size)]
-                    parsed = parse_reply(reply, s.answer_type, s.options)
-                    results.append({"id": s.id, "task": s.task, "prompt": s.question, "reply": reply,
+                for s, turns in zip(chunk, _converse(chunk, proto, runner, cache, size)):
+                    t = turns[proto.scored(turns)]
+                    parsed = parse_reply(t.reply, s.answer_type, s.options)
+                    results.append({"id": s.id, "task": s.task, "prompt": t.prompt, "reply": t.reply,
                                     "parsed": parsed.value, "correct": is_correct(parsed, s.answer_text, s.answer_type),
                                     "format_error": parsed.format_error, "gold": s.answer_text})
+                    transcripts.append({"id": s.id, "task": s.task, "protocol": proto.name,
+                                        "turns": [{"prompt": u.prompt, "images": len(u.images), "reply": u.reply}
+                                                  for u in turns]})
                 if bar:
                     bar.update(len(chunk))
-    if bar:
-        bar.close()
+    finally:
+        cache.file.close()
+        if bar:
+            bar.close()
     summary = summarise(results)
     _write(root / "results.json", json.dumps(results, indent=1, ensure_ascii=False) + "\n")
-    _write(root / "summary.md", to_markdown(summary, runner.name, pattern, count, seed)
+    _write(root / "transcripts.jsonl", "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in transcripts))
+    _write(root / "summary.md", to_markdown(summary, runner.name, pattern, count, seed, proto.name)
            + "\n![accuracy per task](accuracy.png)\n\nBars: accuracy; grey tick: chance; red tick: p<0.05.\n")
     from .plots import accuracy_bars
 
@@ -115,9 +148,9 @@ def summarise(results: list[dict]) -> dict:
     return rows
 
 
-def to_markdown(rows: dict, runner: str, pattern: str, count: int, seed: int) -> str:
+def to_markdown(rows: dict, runner: str, pattern: str, count: int, seed: int, protocol: str = "direct") -> str:
     lines = [f"# Evaluation of `{runner}` on `{pattern}`", "",
-             f"{count} samples per task, seed {seed}, protocol `{PROTOCOL}`. Chance is the accuracy of a guess "
+             f"{count} samples per task, seed {seed}, protocol `{protocol}`. Chance is the accuracy of a guess "
              "drawn from the task's answer distribution; *p<0.05* is the accuracy needed to beat it in an exact "
              "one-sided binomial test over n items.", "",
              "| task | n | accuracy % | format errors % | chance % | p<0.05 % |", "|---|---|---|---|---|---|"]

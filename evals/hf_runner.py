@@ -42,8 +42,14 @@ class HFRunner:
         self.name = f"hf:{path.name}"
 
     def prompt(self, r: Request) -> str:
-        messages = [{"role": "user", "content": [{"type": "image"} for _ in r.images] +
-                     [{"type": "text", "text": r.prompt}]}]
+        """The chat-templated text of the whole conversation, ending with the generation cue."""
+        def user(text, images):
+            return {"role": "user", "content": [{"type": "image"} for _ in images] + [{"type": "text", "text": text}]}
+
+        messages = []
+        for text, images, reply in r.history:
+            messages += [user(text, images), {"role": "assistant", "content": [{"type": "text", "text": reply}]}]
+        messages.append(user(r.prompt, r.images))
         return self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
     @torch.no_grad()
@@ -51,7 +57,7 @@ class HFRunner:
         replies: list[str] = []
         for lo in range(0, len(requests), self.batch_size):
             chunk = requests[lo:lo + self.batch_size]
-            images = [img.cpu() for r in chunk for img in r.images]
+            images = [img.cpu() for r in chunk for img in [*(i for t in r.history for i in t[1]), *r.images]]
             inputs = self.processor(text=[self.prompt(r) for r in chunk], images=images or None, padding=True,
                                     return_tensors="pt").to(self.device)
             out = self.model.generate(**inputs, do_sample=False, max_new_tokens=self.max_new_tokens)

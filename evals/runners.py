@@ -18,9 +18,10 @@ from engine.registry import get_task
 
 @dataclass
 class Request:
-    """One model call: ``images`` (``[3,H,W]`` uint8 tensors, in order) and a ``prompt``.
-    ``answer_type``/``options`` describe the expected answer; ``gold`` and ``task`` are for
-    the oracle and scoring only."""
+    """One model call: the current user turn (``prompt`` with ``images``, ``[3,H,W]`` uint8
+    tensors in order) after ``history``, the earlier turns of the conversation as
+    ``(prompt, images, reply)`` triples. ``answer_type``/``options`` describe the expected
+    answer; ``gold`` and ``task`` are for the oracle and scoring only."""
 
     id: str
     task: str
@@ -29,6 +30,7 @@ class Request:
     answer_type: str
     options: list[str] | None = None
     gold: str = field(default="", repr=False)
+    history: list[tuple[str, list[torch.Tensor], str]] = field(default_factory=list)
 
 
 class Runner(Protocol):

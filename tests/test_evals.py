@@ -126,3 +126,39 @@ def test_eval_cli_rejects_unknown_models_in_one_line(tmp_path):
                         "--out", str(tmp_path / "e")], capture_output=True, text=True)
     assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1 and "random" in r.stderr
     assert not (tmp_path / "e").exists()
+
+
+def test_multi_turn_protocols_keep_history_and_transcripts(tmp_path):
+    from evals.protocols import PROTOCOLS, Protocol, Turn
+
+    class TwoStep(Protocol):
+        name = "two-step"
+
+        def first(self, sample, images):
+            return Turn("Describe the image.", list(images))
+
+        def next(self, sample, images, turns):
+            return Turn(sample.question) if len(turns) == 1 else None
+
+    class Echo:
+        name = "echo"
+
+        def __init__(self):
+            self.seen = []
+
+        def generate(self, requests):
+            self.seen += [(len(r.history), len(r.images)) for r in requests]
+            return [r.gold if r.history else "a picture" for r in requests]
+
+    PROTOCOLS["two-step"] = TwoStep
+    try:
+        runner = Echo()
+        rows = evaluate("shapes/same_shape", runner, str(tmp_path), count=3, size=24, progress=False, protocol="two-step")
+    finally:
+        del PROTOCOLS["two-step"]
+    assert rows["shapes/same_shape"]["accuracy"] == 1.0
+    assert sorted(runner.seen) == [(0, 2)] * 3 + [(1, 0)] * 3      # round 1 with both panels, round 2 with history
+    lines = (tmp_path / "transcripts.jsonl").read_text().splitlines()
+    turns = json.loads(lines[0])["turns"]
+    assert [t["prompt"] for t in turns][0] == "Describe the image." and turns[0]["images"] == 2
+    assert turns[1]["reply"] in ("yes", "no")

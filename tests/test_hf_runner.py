@@ -66,3 +66,14 @@ def test_eval_benchmark_paths_agree():
 
     r = eval_bench.run(quick=True)
     assert r["same_answers"] and set(r["rates"]) == {"in_process", "file_round_trip"}
+
+
+def test_conversation_history_goes_through_the_chat_template(tiny):
+    first = _requests([("shapes/same_shape", 1)])[0]
+    runner = HFRunner(tiny)
+    reply = runner.generate([first])[0]
+    follow = Request(id=first.id + "#1", task=first.task, images=[], prompt="Are you sure?", answer_type="fixed",
+                     options=["yes", "no"], history=[(first.prompt, first.images, reply)])
+    text = runner.prompt(follow)
+    assert text.count("<image>") == 2 and "Are you sure?" in text and "ASSISTANT:" in text
+    assert len(runner.generate([follow, first])) == 2

@@ -1,0 +1,60 @@
+"""Evaluation protocols: multi-turn programs that turn a sample into a conversation.
+
+A protocol opens with a first user turn (text plus images), then, after each reply, either
+asks a further turn or stops; the reply it names is scored. The harness drives the
+conversations of a whole batch in lockstep (one batched runner call per round) and saves
+every transcript. ``direct`` (the question with every panel, one turn) is the protocol of
+single-answer and order-generation tasks; the families add theirs (rule induction then
+classification, exemplar-first, staged questions, iterative strategies).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from engine.sample import Sample
+
+
+@dataclass
+class Turn:
+    """One user turn: ``prompt`` with ``images`` (``[3,H,W]`` uint8), and the model's ``reply``."""
+
+    prompt: str
+    images: list[torch.Tensor] = field(default_factory=list)
+    reply: str | None = None
+
+
+class Protocol:
+    """Override :meth:`first` and, for several turns, :meth:`next` and :meth:`scored`."""
+
+    name = "protocol"
+
+    def first(self, sample: Sample, images: list[torch.Tensor]) -> Turn:
+        raise NotImplementedError
+
+    def next(self, sample: Sample, images: list[torch.Tensor], turns: list[Turn]) -> Turn | None:
+        """The turn after ``turns`` (all answered), or ``None`` when the conversation is over."""
+        return None
+
+    def scored(self, turns: list[Turn]) -> int:
+        """Index of the turn whose reply is scored (default: the last)."""
+        return len(turns) - 1
+
+
+class Direct(Protocol):
+    """One turn: the sample's question with every panel, in order."""
+
+    name = "direct"
+
+    def first(self, sample: Sample, images: list[torch.Tensor]) -> Turn:
+        return Turn(sample.question, list(images))
+
+
+PROTOCOLS = {"direct": Direct}
+
+
+def get_protocol(name: str) -> Protocol:
+    if name not in PROTOCOLS:
+        raise ValueError(f"protocol={name!r}; available: {', '.join(sorted(PROTOCOLS))}")
+    return PROTOCOLS[name]()
