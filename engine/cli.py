@@ -162,7 +162,7 @@ def cmd_eval(a) -> int:
 
     runner = make_runner(a.model, a.seed, device=a.device, batch_size=a.batch_size)
     rows = evaluate(a.pattern, runner, a.out, count=a.count, seed=a.seed, batch_size=a.batch_size,
-                    size=a.size[0], progress=not a.quiet)
+                    size=a.size[0], progress=not a.quiet, protocol=a.protocol)
     mean = sum(r["accuracy"] for r in rows.values()) / len(rows)
     print(f"{runner.name}: mean accuracy {100 * mean:.2f}% over {len(rows)} tasks; see {a.out}/summary.md")
     return 0
@@ -246,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("pattern")
     s.add_argument("--model", required=True, help="random, oracle, or the folder of a local Hugging Face checkpoint")
     s.add_argument("--device", default="cpu")
+    s.add_argument("--protocol", default="direct", help="evaluation protocol (direct: the question with every panel)")
     s.add_argument("--out", required=True)
     s.add_argument("--count", type=_positive_int("--count"), default=10, help="samples per task")
     s.add_argument("--batch-size", type=_positive_int("--batch-size"), default=8)
