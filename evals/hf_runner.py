@@ -6,9 +6,10 @@ then the text); requests are batched with left padding and decoded greedily.
 
 Supported here: processors that construct without torchvision. On CPU machines without it
 that means families whose image processor has a numpy/PIL backend chosen by
-``AutoProcessor`` (LLaVA, Idefics3 and others); processors whose video slot needs
-torchvision (Qwen2-VL, Qwen2.5-VL, SmolVLM) fail to load there and need a machine with
-torchvision, where the fast processors take the tensors directly.
+``AutoProcessor`` (LLaVA is tested; Idefics3-style processors have such a backend);
+processors whose video slot needs torchvision (Qwen2-VL, Qwen2.5-VL, SmolVLM) fail to load
+there and need a machine with torchvision, where the fast processors take the tensors
+directly.
 """
 from __future__ import annotations
 
