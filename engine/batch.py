@@ -58,14 +58,14 @@ class SceneBatch:
         valid = np.zeros((B, N), bool)
         valid[bi, ni] = True
         index = column("index", np.int64)
-        if any(s.sprites for s in scenes):
-            index = _sprite_indices(scenes, index)
         sprites_flat = _unique_sprites(scenes)
+        if sprites_flat:
+            index = _sprite_indices(scenes, index, sprites_flat)
 
         # Most primitives share a cached template array: fill each distinct array in one go.
         vcol = cols[F["verts"]]
         keys = np.fromiter(map(id, vcol), np.int64, P)
-        uniq, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         groups = [(vcol[f], np.nonzero(inverse == g)[0]) for g, f in enumerate(first) if vcol[f] is not None]
         V = max((len(v) for v, _ in groups), default=1)
         verts = np.zeros((B, N, V, 2), np.float32)
@@ -97,9 +97,9 @@ def _unique_sprites(scenes) -> list[torch.Tensor]:
     return list(seen.values())
 
 
-def _sprite_indices(scenes, index: np.ndarray) -> np.ndarray:
-    """Map each sprite primitive's per-scene sprite number to its place in the batch list."""
-    order = {key: i for i, key in enumerate(id(img) for img in _unique_sprites(scenes))}
+def _sprite_indices(scenes, index: np.ndarray, batch_sprites: list[torch.Tensor]) -> np.ndarray:
+    """Map each sprite primitive's per-scene sprite number to its place in ``batch_sprites``."""
+    order = {id(img): i for i, img in enumerate(batch_sprites)}
     for b, s in enumerate(scenes):
         if s.sprites:
             local = [order[id(img)] for img in s.sprites]

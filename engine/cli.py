@@ -186,6 +186,14 @@ def cmd_bench(a) -> int:
     return render_bench.main(quick=a.quick, out=a.results)
 
 
+def _sampling_args(s, count: int, size: int) -> None:
+    """The options every sampling command shares: --count, --seed, --size, --quiet."""
+    s.add_argument("--count", type=_positive_int("--count"), default=count, help="samples per task")
+    s.add_argument("--seed", type=int, default=0)
+    s.add_argument("--size", type=_size, default=(size, size), help="image side in pixels (or HxW)")
+    s.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse with one-line errors (no usage block) and exit code 2."""
 
@@ -204,13 +212,10 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("generate", help="write a dataset (Parquet or imagefolder shards + manifest)")
     s.add_argument("pattern")
     s.add_argument("--out", required=True)
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--count", type=_positive_int("--count"), default=10, help="samples per task")
+    _sampling_args(s, count=10, size=224)
     s.add_argument("--format", choices=("parquet", "imagefolder"), default="parquet")
     s.add_argument("--workers", type=_positive_int("--workers"), default=1)
-    s.add_argument("--size", type=_size, default=(224, 224), help="image side in pixels (or HxW)")
     s.add_argument("--shard-size", type=_positive_int("--shard-size"), default=256)
-    s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.set_defaults(fn=cmd_generate)
 
     s = sub.add_parser("preview", help="contact sheet of samples with question and answer")
@@ -230,10 +235,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = sub.add_parser("demo", help="generate a small sample of every task and a contact sheet")
     s.add_argument("--pattern", default="*")
     s.add_argument("--out", default="out/demo")
-    s.add_argument("--count", type=_positive_int("--count"), default=4)
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--size", type=_size, default=(224, 224))
-    s.add_argument("--quiet", action="store_true")
+    _sampling_args(s, count=4, size=224)
     s.set_defaults(fn=cmd_demo)
 
     s = sub.add_parser("baselines", help="chance accuracy and significance thresholds per task")
@@ -248,11 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--device", default="cpu")
     s.add_argument("--protocol", default="direct", help="evaluation protocol (direct: the question with every panel)")
     s.add_argument("--out", required=True)
-    s.add_argument("--count", type=_positive_int("--count"), default=10, help="samples per task")
+    _sampling_args(s, count=10, size=224)
     s.add_argument("--batch-size", type=_positive_int("--batch-size"), default=8)
-    s.add_argument("--seed", type=int, default=0)
-    s.add_argument("--size", type=_size, default=(224, 224))
-    s.add_argument("--quiet", action="store_true")
     s.set_defaults(fn=cmd_eval)
 
     s = sub.add_parser("tiny-model", help="write a tiny random vision-language checkpoint (offline tests, plumbing)")

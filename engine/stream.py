@@ -15,7 +15,7 @@ from torch.utils.data import IterableDataset, get_worker_info
 
 from kernels.layout import stitch
 
-from .registry import resolve
+from .registry import get_task, resolve
 from .render import canvas_size, render
 
 
@@ -48,7 +48,7 @@ class SampleStream(IterableDataset):
     def item(self, i: int):
         """The sample at stream position ``i``."""
         if self._task_objs is None:
-            self._task_objs = resolve_ids(self.tasks)
+            self._task_objs = [get_task(t) for t in self.tasks]
         T = len(self.tasks)
         return self._task_objs[i % T].sample(self.seed, self.offset + i // T)
 
@@ -83,12 +83,6 @@ class SampleStream(IterableDataset):
         js = itertools.count(me, total) if stop is None else range(me, stop, total)
         for j in js:
             yield self.batch(j)
-
-
-def resolve_ids(ids):
-    from .registry import get_task
-
-    return [get_task(t) for t in ids]
 
 
 def stream(pattern: str, seed: int = 0, batch_size: int = 32, size=224, device="cpu", count: int | None = None,

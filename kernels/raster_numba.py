@@ -11,13 +11,13 @@ import threading
 import numba
 import numpy as np
 
+from .raster import ELLIPSE, GLYPH, POLYGON, POLYLINE, Prepared, Primitives
+
 # The work-queue layer survives fork() (DataLoader workers, process pools), unlike a GNU
 # OpenMP one, but must not be entered from two threads at once: calls hold a lock.
 if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "workqueue"
 _LOCK = threading.Lock()
-
-from .raster import ELLIPSE, GLYPH, POLYGON, POLYLINE, Prepared, Primitives
 
 # Strict IEEE arithmetic: no fused multiply-adds or reassociation, so the same scene gives
 # the same bytes on every CPU (fast-math flags measured no faster here).
@@ -62,22 +62,17 @@ def _blend(buf, y, x0, x1, a, cr, cg, cb):
 
 
 @numba.njit(inline="always", **_JIT)
-def _row_spans(py, m, edges, e0, e1, closed, ax, ay, ex, ey, xc, lo, hi, act, x0, x1):
-    """For the pixel row at ``py``: the sorted x of the outline's crossings (closed shapes),
-    the merged pixel ranges ``[lo, hi]`` lying within ``m`` of some edge, and the edges
-    ``act`` that reach the strip ``|y - py| <= 1.5 m``. Pixels outside the ranges are at
-    least ``m`` from the outline; a pixel inside one is within ``sqrt(2) m`` of an edge, so
-    its nearest edge is among ``act``. Only ``edges[e0:e1]`` (those reaching that strip) are
-    examined. Returns (crossings, ranges, active edges)."""
+def _row_spans(py, m, edges, e0, e1, closed, ax, ay, ex, ey, xc, lo, hi, x0, x1):
+    """For the pixel row at ``py``, given its edges ``edges[e0:e1]`` (those reaching the strip
+    ``|y - py| <= 1.5 m``): the sorted x of the outline's crossings (closed shapes) and the
+    merged pixel ranges ``[lo, hi]`` lying within ``m`` of some edge. Pixels outside the
+    ranges are at least ``m`` from the outline; a pixel inside one is within ``sqrt(2) m`` of
+    an edge, so its nearest edge is among the row's edges. Returns (crossings, ranges)."""
     nc = 0
     ni = 0
-    na = 0
     for q in range(e0, e1):
         j = edges[q]
         ya, yb = ay[j], ay[j] + ey[j]
-        if min(ya, yb) <= py + 1.5 * m and max(ya, yb) >= py - 1.5 * m:
-            act[na] = j
-            na += 1
         if closed and (ya > py) != (yb > py):
             v = ax[j] + (py - ya) * ex[j] / ey[j]
             k = nc
@@ -120,28 +115,52 @@ def _row_spans(py, m, edges, e0, e1, closed, ax, ay, ex, ey, xc, lo, hi, act, x0
             lo[w] = lo[k]
             hi[w] = hi[k]
             w += 1
-    return nc, w, na
+    return nc, w
 
 
 @numba.njit(inline="always", **_JIT)
-def _segment_sdf(px, py, na, act, nc, xc, ax, ay, ex, ey, inv):
-    # Distance to the active edges; inside when an odd number of the row's crossings lie
-    # to the right (the same even-odd predicate as the torch path's per-pixel test).
+def _inside(px, nc, xc):
+    # Even-odd: an odd number of the row's crossings to the right (the same predicate as
+    # the torch path's per-pixel test).
+    right = 0
+    for q in range(nc):
+        if px < xc[q]:
+            right += 1
+    return right % 2 == 1
+
+
+@numba.njit(inline="always", **_JIT)
+def _segment_sdf(px, py, edges, e0, e1, nc, xc, ax, ay, ex, ey, inv):
+    # Distance to the row's edges, negative inside.
     best = np.float32(1e30)
-    for q in range(na):
-        j = act[q]
+    for q in range(e0, e1):
+        j = edges[q]
         wx, wy = px - ax[j], py - ay[j]
         t = min(max((wx * ex[j] + wy * ey[j]) * inv[j], 0.0), 1.0)
         ddx, ddy = wx - ex[j] * t, wy - ey[j] * t
         d2 = ddx * ddx + ddy * ddy
         if d2 < best:
             best = d2
-    right = 0
-    for q in range(nc):
-        if px < xc[q]:
-            right += 1
     d = math.sqrt(best)
-    return -d if right % 2 == 1 else d
+    return -d if _inside(px, nc, xc) else d
+
+
+@numba.njit(inline="always", **_JIT)
+def _ellipse_sdf(px, py, cx, cy, c, s, hx, hy):
+    # Approximate signed distance to an ellipse (exact for a circle), in its own frame.
+    dx, dy = px - cx, py - cy
+    qx, qy = c * dx + s * dy, -s * dx + c * dy
+    k0 = math.sqrt((qx / hx) ** 2 + (qy / hy) ** 2)
+    k1 = math.sqrt((qx / (hx * hx)) ** 2 + (qy / (hy * hy)) ** 2)
+    return k0 * (k0 - 1.0) / max(k1, 1e-12) if k1 > 0 else -min(hx, hy)
+
+
+@numba.njit(inline="always", **_JIT)
+def _edge_rows(ya, ey, m, y0, y1):
+    # Rows (relative to y0) whose pixel-centre strip |y - py| <= 1.5 m the edge reaches.
+    r0 = max(int(math.ceil(min(ya, ya + ey) - 1.5 * m - 0.5)), y0) - y0
+    r1 = min(int(math.floor(max(ya, ya + ey) + 1.5 * m - 0.5)), y1 - 1) - y0
+    return r0, r1
 
 
 @numba.njit(inline="always", **_JIT)
@@ -190,7 +209,6 @@ def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, she
         xc = np.empty(V + 1, np.float32)
         lo = np.empty(V + 1, np.int64)
         hi = np.empty(V + 1, np.int64)
-        act = np.empty(V + 1, np.int64)
         row_start = np.empty(H + 2, np.int64)
         row_edges = np.empty((V + 1) * 8, np.int64)
         rgba = np.empty(4, np.float32)
@@ -247,8 +265,7 @@ def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, she
                         row_start[r] = 0
                     total = 0
                     for j in range(nseg):
-                        r0 = max(int(math.ceil(min(ay[j], ay[j] + ey[j]) - 1.5 * m - 0.5)), y0) - y0
-                        r1 = min(int(math.floor(max(ay[j], ay[j] + ey[j]) + 1.5 * m - 0.5)), y1 - 1) - y0
+                        r0, r1 = _edge_rows(ay[j], ey[j], m, y0, y1)
                         for r in range(r0, r1 + 1):
                             row_start[r + 1] += 1
                         total += max(r1 - r0 + 1, 0)
@@ -257,23 +274,22 @@ def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, she
                     if total > row_edges.shape[0]:
                         row_edges = np.empty(2 * total, np.int64)
                     for j in range(nseg):
-                        r0 = max(int(math.ceil(min(ay[j], ay[j] + ey[j]) - 1.5 * m - 0.5)), y0) - y0
-                        r1 = min(int(math.floor(max(ay[j], ay[j] + ey[j]) + 1.5 * m - 0.5)), y1 - 1) - y0
+                        r0, r1 = _edge_rows(ay[j], ey[j], m, y0, y1)
                         for r in range(r0, r1 + 1):
                             row_edges[row_start[r]] = j
                             row_start[r] += 1
                     # Now row_start[r] is where row r's edges end, and row r starts where row r-1 ended.
                     for y in range(y0, y1):
                         py = np.float32(y + 0.5)
-                        e0 = row_start[y - y0 - 1] if y > y0 else 0
-                        nc, ni, na = _row_spans(py, m, row_edges, e0, row_start[y - y0], closed, ax, ay, ex, ey, xc, lo, hi, act, x0, x1)
+                        e0, e1 = (row_start[y - y0 - 1] if y > y0 else 0), row_start[y - y0]
+                        nc, ni = _row_spans(py, m, row_edges, e0, e1, closed, ax, ay, ex, ey, xc, lo, hi, x0, x1)
                         x = x0
                         k = 0
                         while x < x1:
                             if k < ni and x >= lo[k]:
                                 for xx in range(x, hi[k] + 1):
                                     px = np.float32(xx + 0.5)
-                                    d = _segment_sdf(px, py, na, act, nc, xc, ax, ay, ex, ey, inv)
+                                    d = _segment_sdf(px, py, row_edges, e0, e1, nc, xc, ax, ay, ex, ey, inv)
                                     a = _finish(d, g, sh, st, filled, al)
                                     if a > 0:
                                         _blend(buf, y - ys, xx, xx + 1, a, cr, cg, cb)
@@ -281,14 +297,8 @@ def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, she
                                 k += 1
                                 continue
                             stop = lo[k] if k < ni else x1
-                            if solid:
-                                px = np.float32(x + 0.5)
-                                right = 0
-                                for q in range(nc):
-                                    if px < xc[q]:
-                                        right += 1
-                                if right % 2 == 1 and al > 0:
-                                    _blend(buf, y - ys, x, stop, al, cr, cg, cb)
+                            if solid and al > 0 and _inside(np.float32(x + 0.5), nc, xc):
+                                _blend(buf, y - ys, x, stop, al, cr, cg, cb)
                             x = stop
                     continue
                 if g == ELLIPSE and abs(hx - hy) <= 1e-6 * hx:
@@ -319,13 +329,8 @@ def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, she
                                     _blend(buf, y - ys, ca, cb_ + 1, al, cr, cg, cb)
                                 x = cb_ + 1
                                 continue
-                            px = np.float32(x + 0.5)
-                            dx = px - cx
-                            qx, qy = c * dx + s * dy, -s * dx + c * dy
-                            k0 = math.sqrt((qx / hx) ** 2 + (qy / hy) ** 2)
-                            k1 = math.sqrt((qx / (hx * hx)) ** 2 + (qy / (hy * hy)) ** 2)
-                            d = k0 * (k0 - 1.0) / max(k1, 1e-12) if k1 > 0 else -min(hx, hy)
-                            a = _finish(d, g, sh, st, filled, al)
+                            a = _finish(_ellipse_sdf(np.float32(x + 0.5), py, cx, cy, c, s, hx, hy), g, sh, st,
+                                        filled, al)
                             if a > 0:
                                 _blend(buf, y - ys, x, x + 1, a, cr, cg, cb)
                             x += 1
@@ -335,12 +340,7 @@ def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, she
                     for x in range(x0, x1):
                         px = np.float32(x + 0.5)
                         if g == ELLIPSE:
-                            dx, dy = px - cx, py - cy
-                            qx, qy = c * dx + s * dy, -s * dx + c * dy
-                            k0 = math.sqrt((qx / hx) ** 2 + (qy / hy) ** 2)
-                            k1 = math.sqrt((qx / (hx * hx)) ** 2 + (qy / (hy * hy)) ** 2)
-                            d = k0 * (k0 - 1.0) / max(k1, 1e-12) if k1 > 0 else -min(hx, hy)
-                            a = _finish(d, g, sh, st, filled, al)
+                            a = _finish(_ellipse_sdf(px, py, cx, cy, c, s, hx, hy), g, sh, st, filled, al)
                         elif g == GLYPH:
                             dx, dy = px - cx, py - cy
                             u, v = (c * dx + s * dy) / hx, (-s * dx + c * dy) / hy

@@ -152,8 +152,7 @@ def missing_piece(rng, level, index):
     if level == "easy":
         others = _others(rng, i, 3, cell)
     else:
-        n_pool = min(HARD_POOL, len(source()) - 1)
-        pool = _others(rng, i, n_pool, cell) if n_pool > 3 else _others(rng, i, 3, cell)
+        pool = _others(rng, i, max(3, min(HARD_POOL, len(source()) - 1)), cell)
         cand = torch.stack([cell_features(j)[cell] for j in pool])
         sim = cand @ cell_features(i)[cell]
         order = [int(k) for k in torch.argsort(sim, descending=True, stable=True) if sim[k] < NEAR_DUPLICATE]
