@@ -1,0 +1,178 @@
+"""Placement geometry for ELVIS layouts (scene units, y down, angles counter-clockwise on screen)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from engine.placement import PlacementError
+
+TRIES = 400
+
+
+def place(rng: np.random.Generator, radii, sampler, gap: float, fixed=(), tries: int = TRIES) -> np.ndarray:
+    """Centres for discs of ``radii`` ``(K,)``; ``sampler(rng, n, r)`` proposes ``n``
+    candidate centres ``(n, 2)`` for a disc of radius ``r``. Discs stay ``gap`` apart from each
+    other and from the discs ``fixed`` ``[(x, y, r), ...]``. Raises ``PlacementError``."""
+    r = np.asarray(radii, dtype=np.float64)
+    out = np.zeros((len(r), 2))
+    px = [np.array([f[0], f[1]]) for f in fixed]
+    pr = [float(f[2]) for f in fixed]
+    for i in np.argsort(-r, kind="stable"):
+        cand = sampler(rng, tries, r[i])
+        ok = np.ones(len(cand), bool)
+        if px:
+            d = np.hypot(cand[:, None, 0] - np.array(px)[None, :, 0], cand[:, None, 1] - np.array(px)[None, :, 1])
+            ok &= (d >= r[i] + np.array(pr)[None, :] + gap).all(1)
+        hits = np.nonzero(ok)[0]
+        if len(hits) == 0:
+            raise PlacementError(f"could not place {len(r)} discs with gap {gap}")
+        out[i] = cand[hits[0]]
+        px.append(out[i])
+        pr.append(r[i])
+    return out
+
+
+def in_box(x0, y0, x1, y1):
+    """Sampler of centres keeping the whole disc inside the box."""
+    def sample(rng, n, r):
+        lo, hi = np.array([x0 + r, y0 + r]), np.array([x1 - r, y1 - r])
+        if np.any(hi < lo):
+            raise PlacementError(f"radius {r:.3f} does not fit in ({x0}, {y0}, {x1}, {y1})")
+        return lo + rng.random((n, 2)) * (hi - lo)
+    return sample
+
+
+def in_disc(cx, cy, radius, inner: float = 0.0, a0: float = 0.0, a1: float = 360.0):
+    """Sampler of centres keeping the disc inside the annular sector between radii ``inner``
+    and ``radius`` and angles ``a0..a1`` (degrees) around ``(cx, cy)``."""
+    def sample(rng, n, r):
+        lo, hi = inner + r, radius - r
+        if hi < lo:
+            raise PlacementError(f"radius {r:.3f} does not fit in a ring {inner:.3f}..{radius:.3f}")
+        rho = np.sqrt(lo ** 2 + rng.random(n) * (hi ** 2 - lo ** 2))
+        # keep the whole disc inside the angular range
+        pad = np.degrees(np.arcsin(np.clip(r / np.maximum(rho, 1e-9), 0, 1)))
+        ang = np.radians(a0 + pad + rng.random(n) * np.maximum(a1 - a0 - 2 * pad, 0))
+        return np.stack([cx + rho * np.cos(ang), cy - rho * np.sin(ang)], 1)
+    return sample
+
+
+def spread(rng: np.random.Generator, radii, gap: float = 0.012, box=(0.03, 0.03, 0.97, 0.97)) -> np.ndarray:
+    """Centres spread evenly over ``box``: one disc per cell of a jittered grid with as many
+    cells as discs (plus a few), so nothing looks grouped by distance. ``(K, 2)``."""
+    r = np.asarray(radii, dtype=np.float64)
+    n = len(r)
+    x0, y0, x1, y1 = box
+    k = max(1, math.ceil(math.sqrt(n)))
+    cells = [(i, j) for i in range(k) for j in range(k)]
+    chosen = rng.permutation(len(cells))[:n]
+    w, h = (x1 - x0) / k, (y1 - y0) / k
+    out = np.zeros((n, 2))
+    for m, c in enumerate(chosen):
+        i, j = cells[int(c)]
+        jx = max(w / 2 - r[m] - gap / 2, 0.0) * (2 * rng.random() - 1) * 0.6
+        jy = max(h / 2 - r[m] - gap / 2, 0.0) * (2 * rng.random() - 1) * 0.6
+        out[m] = (x0 + (j + 0.5) * w + jx, y0 + (i + 0.5) * h + jy)
+    return out
+
+
+def mst_margin(points: np.ndarray, k: int) -> float:
+    """Single-linkage separability of ``points`` into ``k`` clusters: the shortest of the
+    ``k - 1`` longest minimum-spanning-tree edges over the longest remaining edge
+    (large when there are exactly ``k`` well separated clusters)."""
+    p = np.asarray(points, dtype=np.float64)
+    n = len(p)
+    if k <= 1 or n <= k:
+        return 0.0
+    d = np.hypot(p[:, None, 0] - p[None, :, 0], p[:, None, 1] - p[None, :, 1])
+    seen = np.zeros(n, bool)
+    seen[0] = True
+    best = d[0].copy()
+    edges = []
+    for _ in range(n - 1):
+        best[seen] = np.inf
+        j = int(np.argmin(best))
+        edges.append(best[j])
+        seen[j] = True
+        best = np.minimum(best, d[j])
+    e = np.sort(edges)
+    return float(e[-(k - 1)] / max(e[-k], 1e-9))
+
+
+def resample(curve: np.ndarray, n: int, margin: float = 0.0) -> np.ndarray:
+    """``n`` points equally spaced by arc length along the polyline ``curve`` ``(M, 2)``,
+    leaving ``margin`` (arc length) free at both ends. ``(n, 2)``."""
+    seg = np.hypot(*np.diff(curve, axis=0).T)
+    s = np.concatenate([[0.0], np.cumsum(seg)])
+    t = np.linspace(margin, s[-1] - margin, n) if n > 1 else np.array([s[-1] / 2])
+    return np.stack([np.interp(t, s, curve[:, 0]), np.interp(t, s, curve[:, 1])], 1)
+
+
+def arc_length(curve: np.ndarray) -> float:
+    return float(np.hypot(*np.diff(curve, axis=0).T).sum())
+
+
+def reflect(points, center, angle_deg: float) -> np.ndarray:
+    """Mirror ``points`` ``(K, 2)`` across the line through ``center`` at ``angle_deg``."""
+    p = np.asarray(points, dtype=np.float64) - center
+    a = math.radians(angle_deg)
+    u = np.array([math.cos(a), -math.sin(a)])            # direction on screen (y down)
+    along = p @ u
+    return center + 2 * along[:, None] * u[None, :] - p
+
+
+def rotate(points, center, angle_deg: float) -> np.ndarray:
+    """Rotate ``points`` ``(K, 2)`` counter-clockwise on screen by ``angle_deg`` about ``center``."""
+    p = np.asarray(points, dtype=np.float64) - center
+    a = math.radians(angle_deg)
+    c, s = math.cos(a), math.sin(a)
+    return center + np.stack([c * p[:, 0] + s * p[:, 1], -s * p[:, 0] + c * p[:, 1]], 1)
+
+
+def heading(src, dst) -> float:
+    """Screen angle (degrees, counter-clockwise, 0 = right) from ``src`` towards ``dst``."""
+    return math.degrees(math.atan2(-(dst[1] - src[1]), dst[0] - src[0])) % 360.0
+
+
+def outline(kind: str, center, radius: float, rotation: float, n: int) -> np.ndarray:
+    """``n`` points on the outline of a ``kind`` (``triangle``, ``square`` or ``circle``) of
+    circumradius ``radius``: every corner, the rest spread along the sides as evenly as
+    possible (the circle: equal spacing). ``(n, 2)``."""
+    c = np.asarray(center, dtype=np.float64)
+    if kind == "circle":
+        ang = np.radians(rotation + 360.0 * np.arange(n) / n)
+        return np.stack([c[0] + radius * np.cos(ang), c[1] - radius * np.sin(ang)], 1)
+    sides = {"triangle": 3, "square": 4}[kind]
+    start = 90.0 if sides == 3 else 45.0
+    ang = np.radians(rotation + start + 360.0 * np.arange(sides) / sides)
+    corners = np.stack([c[0] + radius * np.cos(ang), c[1] - radius * np.sin(ang)], 1)
+    extra = n - sides
+    per = [extra // sides + (1 if i < extra % sides else 0) for i in range(sides)]
+    pts = []
+    for i in range(sides):
+        a, b = corners[i], corners[(i + 1) % sides]
+        pts.append(a)
+        for j in range(per[i]):
+            t = (j + 1) / (per[i] + 1)
+            pts.append(a * (1 - t) + b * t)
+    return np.array(pts)
+
+
+def outline_distance(kind: str, center, radius: float, rotation: float, points) -> np.ndarray:
+    """Distance of each of ``points`` to the ``kind`` outline (as in :func:`outline`)."""
+    p = np.asarray(points, dtype=np.float64)
+    c = np.asarray(center, dtype=np.float64)
+    if kind == "circle":
+        return np.abs(np.hypot(*(p - c).T) - radius)
+    sides = {"triangle": 3, "square": 4}[kind]
+    start = 90.0 if sides == 3 else 45.0
+    ang = np.radians(rotation + start + 360.0 * np.arange(sides) / sides)
+    corners = np.stack([c[0] + radius * np.cos(ang), c[1] - radius * np.sin(ang)], 1)
+    best = np.full(len(p), np.inf)
+    for i in range(sides):
+        a, b = corners[i], corners[(i + 1) % sides]
+        ab = b - a
+        t = np.clip(((p - a) @ ab) / (ab @ ab), 0, 1)
+        best = np.minimum(best, np.hypot(*(p - (a + t[:, None] * ab)).T))
+    return best

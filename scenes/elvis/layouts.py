@@ -1,0 +1,684 @@
+"""Per-category ELVIS layouts: where each object goes, its group, and what breaks the principle.
+
+Every layout function takes a :class:`Context` and returns a :class:`Layout`. When
+``ctx.principle`` is False the layout is drawn so that the Gestalt relation does not hold,
+with the same attributes (the one exception is similarity by colour, where the colour *is*
+the grouping cue: there every object gets its own colour).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.placement import PlacementError
+
+from . import geometry as geo
+from .attributes import BACKGROUND, SIZES, assign, distinct, far_from, named_colours, pick
+from .factors import CATEGORIES, Factors
+
+DISC = (47, 79, 79)           # the background disc of circle_features
+AXIS_DISC = (112, 128, 144)   # the central disc of axis_symmetry_with_bkg
+CANONICAL_AXES = (0, 45, 90, 135)
+
+
+@dataclass
+class Layout:
+    """Objects (parallel lists) plus what is drawn behind and in front of them."""
+
+    shape: list
+    color: list
+    size: list
+    radius: np.ndarray
+    centers: np.ndarray
+    groups: list
+    rotation: list = None
+    extra: list = None                                     # per object: pac-man direction/mouth, overlaps
+    behind: list = field(default_factory=list)             # [{"kind": "disc", "center", "radius", "rgb"}]
+    front: list = field(default_factory=list)              # occluders, drawn after the objects
+    info: dict = field(default_factory=dict)               # structure: axis, figures, curves, ...
+    rgb: list = None                                       # per-object RGB when not the named colour's
+
+
+@dataclass
+class Context:
+    """What a layout needs: the generator, the task's factors, and which constraints to break."""
+
+    rng: np.random.Generator
+    f: Factors
+    principle: bool                       # keep the Gestalt relation
+    broken: tuple = ()                    # relevant properties to violate (attribute negatives)
+
+    @property
+    def cat(self):
+        return CATEGORIES[self.f.category]
+
+    @property
+    def allowed(self) -> dict:
+        return self.cat.values
+
+    def broken_groups(self, n: int) -> set:
+        """A non-empty random subset of ``range(n)``."""
+        hit = {g for g in range(n) if self.rng.random() < 0.5}
+        return hit or {int(self.rng.integers(n))}
+
+    def task_count(self, lo: int, hi: int) -> int:
+        """The count a relevant ``count`` rule asks for: the middle of the quantity range."""
+        return (lo + hi) // 2
+
+    def group_sizes(self, n_groups: int, lo: int, hi: int) -> list[int]:
+        """Objects per group within ``lo..hi``, following the ``count`` mode when the category
+        has one (relevant: the task's count; irrelevant: one count per image; random: unequal)."""
+        rng = self.rng
+        if "count" not in self.cat.props:
+            return [int(rng.integers(lo, hi + 1)) for _ in range(n_groups)]
+        mode = self.f.mode("count")
+        if mode == "relevant":
+            n = self.task_count(lo, hi)
+            sizes = [n] * n_groups
+            if "count" in self.broken:
+                others = [v for v in range(max(2, lo - 1), hi + 2) if v != n]
+                for g in self.broken_groups(n_groups):
+                    sizes[g] = pick(rng, others)
+            return sizes
+        if mode == "irrelevant":
+            return [int(rng.integers(lo, hi + 1))] * n_groups
+        sizes = [int(rng.integers(lo, hi + 1)) for _ in range(n_groups)]
+        if len(set(sizes)) == 1:
+            sizes[0] = lo if sizes[0] != lo else hi
+        return sizes
+
+    def attributes(self, groups, rule=None, per_group=(), cue=None, behind=(BACKGROUND,)):
+        rule = [True] * len(groups) if rule is None else rule
+        ng = max(groups) + 1
+        broken = {p: self.broken_groups(ng) for p in self.broken if p in ("shape", "color", "size")}
+        return assign(self.rng, self.f, self.allowed, groups, rule, broken, behind, per_group, cue)
+
+    def axis(self, allowed: float, alternative: float | None = None) -> float:
+        """The symmetry axis (degrees) following the ``axis`` mode."""
+        mode = self.f.mode("axis")
+        if mode == "relevant":
+            if "axis" in self.broken:
+                return float(alternative if alternative is not None
+                             else pick(self.rng, [a for a in CANONICAL_AXES if a != allowed]))
+            return float(allowed)
+        if mode == "irrelevant":
+            return float(pick(self.rng, CANONICAL_AXES))
+        return float(self.rng.uniform(0, 180))
+
+
+def _radii(sizes, base: float) -> np.ndarray:
+    return np.array([base * SIZES[s] for s in sizes])
+
+
+def _objects(ctx: Context, groups, base: float, **kw) -> dict:
+    a = ctx.attributes(groups, **kw)
+    return dict(shape=a["shape"], color=a["color"], size=a["size"], radius=_radii(a["size"], base))
+
+
+def _flat(sizes) -> list[int]:
+    return [g for g, n in enumerate(sizes) for _ in range(n)]
+
+
+# ---------------------------------------------------------------- proximity
+
+def _clusters(ctx: Context, radii, groups, n_groups, gap_in=0.008, gap_out=0.1, region=None) -> np.ndarray:
+    """Objects packed into ``n_groups`` compact, well separated clusters."""
+    rng = ctx.rng
+    idx = [np.nonzero(np.asarray(groups) == g)[0] for g in range(n_groups)]
+    cr = np.array([math.sqrt(sum((radii[i] + gap_in) ** 2 for i in ix) / 0.42) for ix in idx])
+    cr = np.maximum(cr, radii.max() + 0.01)
+    centres = geo.place(rng, cr, region or geo.in_box(0.02, 0.02, 0.98, 0.98), gap_out)
+    out = np.zeros((len(radii), 2))
+    for g, ix in enumerate(idx):
+        out[ix] = geo.place(rng, radii[ix], geo.in_disc(*centres[g], cr[g]), gap_in)
+    return out
+
+
+def _check_grouping(ctx: Context, centers, n_groups) -> None:
+    m = geo.mst_margin(centers, n_groups)
+    if ctx.principle and m < 1.8:
+        raise PlacementError("clusters not separated enough")
+    if not ctx.principle and m >= 1.5:
+        raise PlacementError("spread objects still look grouped")
+
+
+def _spread(ctx: Context, radii, n_groups) -> np.ndarray:
+    c = geo.spread(ctx.rng, radii)
+    _check_grouping(ctx, c, n_groups)
+    return c
+
+
+PROX_COUNTS = {"s": (2, 3), "m": (4, 5), "l": (6, 8), "xl": (9, 12)}
+PROX_BASE = {"s": 0.04, "m": 0.035, "l": 0.03, "xl": 0.026}
+
+
+def red_triangle(ctx: Context) -> Layout:
+    f, rng = ctx.f, ctx.rng
+    sizes = ctx.group_sizes(f.groups, *PROX_COUNTS[f.quantity])
+    groups = _flat(sizes)
+    first = [groups.index(g) for g in range(f.groups)]
+    attr_neg = bool(ctx.broken)
+    if f.qualifier == "exist" and not attr_neg:
+        k = int(rng.integers(1, f.groups))
+        marked = set(rng.permutation(f.groups)[:k].tolist())
+    else:
+        marked = set(range(f.groups))
+    rule = [i in first and groups[i] in marked for i in range(len(groups))]
+    a = ctx.attributes(groups, rule=rule)
+    if attr_neg and f.qualifier == "exist":     # no group may keep a matching object
+        bad = {p: far_from(_pool(p), ctx.allowed[p], p) for p in f.rel}
+        for i in first:
+            p = pick(rng, list(f.rel))
+            a[p][i] = pick(rng, bad[p])
+    _no_stray_match(ctx, a, rule)
+    obj = dict(shape=a["shape"], color=a["color"], size=a["size"], radius=_radii(a["size"], PROX_BASE[f.quantity]))
+    c = _clusters(ctx, obj["radius"], groups, f.groups) if ctx.principle else _spread(ctx, obj["radius"], f.groups)
+    if ctx.principle:
+        _check_grouping(ctx, c, f.groups)
+    info = {"first_objects": first}
+    return Layout(**obj, centers=c, groups=groups, info=info)
+
+
+def _pool(prop):
+    from .attributes import pool_of
+    return pool_of(prop, (BACKGROUND,))
+
+
+def _no_stray_match(ctx: Context, a: dict, rule) -> None:
+    """Objects the rule does not speak of must not match every relevant value by chance."""
+    rel = ctx.f.rel
+    for i, r in enumerate(rule):
+        if not r and all(a[p][i] in ctx.allowed[p] for p in rel):
+            p = pick(ctx.rng, list(rel))
+            a[p][i] = pick(ctx.rng, far_from(_pool(p), ctx.allowed[p], p))
+
+
+def fixed_props(ctx: Context) -> Layout:
+    f = ctx.f
+    sizes = ctx.group_sizes(f.groups, *PROX_COUNTS[f.quantity])
+    groups = _flat(sizes)
+    obj = _objects(ctx, groups, PROX_BASE[f.quantity])
+    c = _clusters(ctx, obj["radius"], groups, f.groups) if ctx.principle else _spread(ctx, obj["radius"], f.groups)
+    if ctx.principle:
+        _check_grouping(ctx, c, f.groups)
+    return Layout(**obj, centers=c, groups=groups)
+
+
+GRID_SIDE = {"s": 5, "m": 6, "l": 8, "xl": 10}
+
+
+def grid(ctx: Context) -> Layout:
+    f, rng = ctx.f, ctx.rng
+    k = GRID_SIDE[f.quantity]
+    step = 0.86 / k
+    row, col = int(rng.integers(1, k - 1)), int(rng.integers(1, k - 1))
+    cells = [(i, j) for i in range(k) for j in range(k)]
+    if ctx.principle:
+        keep = [(i, j) for i, j in cells if i != row and j != col]
+    else:                                   # the same number of holes, scattered
+        keep = [cells[int(t)] for t in sorted(rng.permutation(len(cells))[:(k - 1) ** 2])]
+    groups = [(i > row) * 2 + (j > col) for i, j in keep]
+    obj = _objects(ctx, groups, 0.24 * step)
+    c = np.array([(0.07 + (j + 0.5) * step, 0.07 + (i + 0.5) * step) for i, j in keep])
+    _check_grouping(ctx, c, 4)
+    return Layout(**obj, centers=c, groups=groups, info={"grid": k, "empty_row": row, "empty_col": col})
+
+
+CIRCLE_COUNTS = {"s": (2, 3), "m": (4, 5), "l": (6, 7), "xl": (8, 10)}
+CIRCLE_BASE = {"s": 0.032, "m": 0.028, "l": 0.025, "xl": 0.022}
+
+
+def circle_features(ctx: Context) -> Layout:
+    f, rng = ctx.f, ctx.rng
+    sizes = ctx.group_sizes(f.groups, *CIRCLE_COUNTS[f.quantity])
+    groups = _flat(sizes)
+    obj = _objects(ctx, groups, CIRCLE_BASE[f.quantity], behind=(BACKGROUND, DISC))
+    clusters = f.groups if ctx.principle else (f.groups + 1 if f.groups < 4 else f.groups - 1)
+    # regroup the same objects into ``clusters`` arcs when the principle is broken
+    if ctx.principle:
+        member = [np.nonzero(np.asarray(groups) == g)[0] for g in range(clusters)]
+    else:
+        member = np.array_split(rng.permutation(len(groups)), clusters)
+    a0 = rng.uniform(0, 360)
+    c = np.zeros((len(groups), 2))
+    for k, ix in enumerate(member):
+        ang = math.radians(a0 + 360.0 * k / clusters)
+        cc = (0.5 + 0.27 * math.cos(ang), 0.5 - 0.27 * math.sin(ang))
+        cr = max(math.sqrt(sum((obj["radius"][i] + 0.008) ** 2 for i in ix) / 0.42), obj["radius"][ix].max() + 0.01)
+        c[ix] = geo.place(rng, obj["radius"][ix], geo.in_disc(cc[0], cc[1], min(cr, 0.14)), 0.008)
+    if geo.mst_margin(c, clusters) < 1.8:
+        raise PlacementError("ring groups not separated")
+    return Layout(**obj, centers=c, groups=groups, behind=[{"kind": "disc", "center": [0.5, 0.5], "radius": 0.46,
+                                                            "rgb": list(DISC)}],
+                  info={"clusters": clusters})
+
+
+# ---------------------------------------------------------------- similarity
+
+def _unique_colours(ctx: Context, n: int, behind=(BACKGROUND,)) -> list[str]:
+    """``n`` different colours (one per object): no two objects look alike."""
+    from .attributes import colour_pool
+    pool = list(colour_pool(tuple(behind)))
+    out: list[str] = []
+    for v in ctx.rng.permutation(len(pool)):
+        cand = pool[int(v)]
+        if all(np.linalg.norm(np.subtract(named_colours()[cand], named_colours()[o])) >= 40 for o in out):
+            out.append(cand)
+            if len(out) == n:
+                return out
+    raise PlacementError(f"not {n} distinct colours")
+
+
+def _jitter(ctx: Context, colours) -> list:
+    """Per-object shades of each group's colour (the similarity cue drawn per object)."""
+    out = []
+    for c in colours:
+        rgb = np.array(named_colours()[c], dtype=float)
+        out.append([int(v) for v in np.clip(rgb + ctx.rng.uniform(-22, 22, 3), 0, 255)])
+    return out
+
+
+FIXED_COUNTS = {"s": (3, 5), "m": (6, 9)}
+FIXED_BASE = {"s": 0.04, "m": 0.032}
+
+
+def fixed_number(ctx: Context) -> Layout:
+    f, rng = ctx.f, ctx.rng
+    sizes = ctx.group_sizes(f.groups, *FIXED_COUNTS[f.quantity])
+    groups = _flat(sizes)
+    obj = _objects(ctx, groups, FIXED_BASE[f.quantity], cue="color")
+    rgb = None
+    if not ctx.principle:
+        obj["color"] = _unique_colours(ctx, len(groups))
+    elif f.mode("color") == "random":
+        rgb = _jitter(ctx, obj["color"])
+    c = geo.place(rng, obj["radius"], geo.in_box(0.02, 0.02, 0.98, 0.98), 0.025)
+    return Layout(**obj, centers=c, groups=groups, rgb=rgb)
+
+
+PACMAN_COUNTS = {"s": (2, 4), "m": (5, 7), "l": (8, 10)}
+PACMAN_BASE = {"s": 0.045, "m": 0.038, "l": 0.032}
+MOUTH = 70.0
+
+
+def pacman(ctx: Context) -> Layout:
+    f, rng = ctx.f, ctx.rng
+    sizes = ctx.group_sizes(f.groups, *PACMAN_COUNTS[f.quantity])
+    groups = _flat(sizes)
+    obj = _objects(ctx, groups, PACMAN_BASE[f.quantity], per_group=("color",))
+    obj["shape"] = ["pacman"] * len(groups)
+    dirs = [45.0 * int(d) for d in rng.permutation(8)[:f.groups]]
+    direction = [dirs[g] for g in groups]
+    if not ctx.principle:
+        for _ in range(100):
+            direction = [45.0 * int(d) for d in rng.integers(0, 8, len(groups))]
+            mixed = any(len({direction[i] for i in range(len(groups)) if groups[i] == g}) > 1 for g in range(f.groups))
+            if mixed and len(set(direction)) > f.groups:
+                break
+        else:
+            raise PlacementError("could not mix the directions")
+    c = geo.place(rng, obj["radius"], geo.in_box(0.02, 0.02, 0.98, 0.98), 0.025)
+    return Layout(**obj, centers=c, groups=groups, extra=[{"direction": d, "mouth": MOUTH} for d in direction],
+                  info={"directions": dirs})
+
+
+PALETTE_COUNTS = {"s": (3, 5), "m": (6, 9), "l": (10, 14), "xl": (15, 20)}
+PALETTE_BASE = {"s": 0.034, "m": 0.028, "l": 0.023, "xl": 0.0195}
+RING = (0.5, 0.5, 0.2, 0.47)
+
+
+def palette(ctx: Context) -> Layout:
+    f, rng = ctx.f, ctx.rng
+    sizes = ctx.group_sizes(f.groups, *PALETTE_COUNTS[f.quantity])
+    groups = _flat(sizes)
+    obj = _objects(ctx, groups, PALETTE_BASE[f.quantity], per_group=("shape",), cue="color")
+    rgb = _jitter(ctx, obj["color"]) if f.mode("color") == "random" else None
+    a0 = float(rng.uniform(0, 360))
+    width = 360.0 / f.groups
+    cx, cy, inner, outer = RING
+    c = np.zeros((len(groups), 2))
+    if ctx.principle:
+        for g in range(f.groups):
+            ix = np.nonzero(np.asarray(groups) == g)[0]
+            lo = a0 + g * width + 4
+            c[ix] = geo.place(rng, obj["radius"][ix], geo.in_disc(cx, cy, outer, inner, lo, lo + width - 8), 0.006)
+    else:
+        c = geo.place(rng, obj["radius"], geo.in_disc(cx, cy, outer, inner), 0.006)
+        sector = ((np.degrees(np.arctan2(-(c[:, 1] - cy), c[:, 0] - cx)) - a0) % 360 // width).astype(int)
+        if all(len({obj["color"][i] for i in np.nonzero(sector == s)[0]}) <= 1 for s in range(f.groups)):
+            raise PlacementError("sectors still uniform")
+    return Layout(**obj, centers=c, groups=groups, rgb=rgb, info={"ring": list(RING), "start": a0, "sector": width})
+
+
+# ---------------------------------------------------------------- closure
+
+FIGURE_RADIUS = {1: 0.3, 2: 0.16, 3: 0.14, 4: 0.115, 5: 0.1}
+
+
+SLOTS = {1: [(0.5, 0.5)], 2: [(0.26, 0.26), (0.74, 0.74)], 3: [(0.27, 0.28), (0.73, 0.28), (0.5, 0.73)],
+         4: [(0.25, 0.25), (0.75, 0.25), (0.25, 0.75), (0.75, 0.75)],
+         5: [(0.22, 0.22), (0.78, 0.22), (0.22, 0.78), (0.78, 0.78), (0.5, 0.5)]}
+
+
+def _figures(ctx: Context, n: int, radius: float, pad: float) -> np.ndarray:
+    """Centres of ``n`` non-overlapping figures of extent ``radius + pad``: fixed slots
+    (turned by a random multiple of 90 degrees) with as much jitter as the room allows."""
+    rng, ext = ctx.rng, radius + pad
+    base = geo.rotate(np.array(SLOTS[n]), np.array([0.5, 0.5]), 90.0 * int(rng.integers(4)))
+    for scale in (0.08, 0.04, 0.02, 0.0):
+        c = base + rng.uniform(-scale, scale, base.shape)
+        inside = ((c - ext >= 0.005) & (c + ext <= 0.995)).all()
+        d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1]) + np.eye(n) * 9
+        if inside and (d >= 2 * ext + 0.01).all():
+            return c
+    raise PlacementError(f"{n} figures of extent {ext:.3f} do not fit")
+
+
+def _kanizsa(ctx: Context, sides: int) -> Layout:
+    f, rng = ctx.f, ctx.rng
+    R = FIGURE_RADIUS[f.groups]
+    side = 2 * R * math.sin(math.pi / sides)
+    groups = [g for g in range(f.groups) for _ in range(sides)]
+    obj = _objects(ctx, groups, 0.22 * side)
+    obj["shape"] = ["pacman"] * len(groups)
+    centres = _figures(ctx, f.groups, R, obj["radius"].max())
+    mouth = 180.0 - 360.0 / sides          # the polygon's interior angle
+    c, extra, figs = [], [], []
+    for g in range(f.groups):
+        rot = float(rng.uniform(0, 360))
+        corners = geo.outline("triangle" if sides == 3 else "square", centres[g], R, rot, sides)
+        figs.append({"center": centres[g].tolist(), "radius": R, "rotation": rot})
+        for p in corners:
+            d = geo.heading(p, centres[g])
+            if not ctx.principle:
+                d = (d + rng.uniform(90, 270)) % 360
+            c.append(p)
+            extra.append({"direction": d, "mouth": mouth})
+    return Layout(**obj, centers=np.array(c), groups=groups, extra=extra, info={"figures": figs, "sides": sides})
+
+
+def feature_triangle(ctx: Context) -> Layout:
+    return _kanizsa(ctx, 3)
+
+
+def feature_square(ctx: Context) -> Layout:
+    return _kanizsa(ctx, 4)
+
+
+def feature_circle(ctx: Context) -> Layout:
+    f, rng = ctx.f, ctx.rng
+    R = FIGURE_RADIUS[f.groups]
+    base = 0.33 * R
+    groups = [g for g in range(f.groups) for _ in range(4)]
+    obj = _objects(ctx, groups, base)
+    centres = _figures(ctx, f.groups, R, obj["radius"].max())
+    c, front, figs = [], [], []
+    cut = R - 0.45 * base
+    for g in range(f.groups):
+        rot = float(rng.uniform(0, 90))
+        corners = geo.outline("square", centres[g], R, rot, 4)
+        c.extend(corners)
+        figs.append({"center": centres[g].tolist(), "radius": R, "rotation": rot, "cut": cut})
+        if ctx.principle:
+            front.append({"kind": "disc", "center": centres[g].tolist(), "radius": cut, "rgb": list(BACKGROUND)})
+        else:                                # each shape bitten on its outer side: no common circle
+            for k, p in enumerate(corners):
+                r = obj["radius"][g * 4 + k]
+                u = (p - centres[g]) / np.linalg.norm(p - centres[g])
+                front.append({"kind": "disc", "center": (p + u * 0.9 * r).tolist(), "radius": 0.6 * r,
+                              "rgb": list(BACKGROUND)})
+    rotation = [float(rng.uniform(0, 360)) for _ in groups]
+    return Layout(**obj, centers=np.array(c), groups=groups, rotation=rotation, front=front, info={"figures": figs})
+
+
+OUTLINE_COUNTS = {"s": 6, "m": 9, "l": 12, "xl": 15}
+BIG_RADIUS = {1: 0.36, 2: 0.2, 3: 0.18, 4: 0.165}
+
+
+def _big(ctx: Context, kind: str) -> Layout:
+    f, rng = ctx.f, ctx.rng
+    n = OUTLINE_COUNTS[f.quantity]
+    R = BIG_RADIUS[f.groups]
+    groups = [g for g in range(f.groups) for _ in range(n)]
+    probe = geo.outline(kind, (0, 0), R, 0.0, n)
+    dmin = min(np.hypot(*(probe[i] - probe[j])) for i in range(n) for j in range(i + 1, n))
+    base = min(0.3 * dmin, 0.032)
+    obj = _objects(ctx, groups, base)
+    centres = _figures(ctx, f.groups, R, base * SIZES["large"])
+    c, figs = [], []
+    for g in range(f.groups):
+        rot = float(rng.uniform(0, 360))
+        figs.append({"kind": kind, "center": centres[g].tolist(), "radius": R, "rotation": rot})
+        c.extend(geo.outline(kind, centres[g], R, rot, n))
+    if not ctx.principle:                    # the same objects anywhere, but on no outline
+        box = geo.in_box(0.02, 0.02, 0.98, 0.98)
+
+        def off_outline(rng_, m, r):
+            cand = box(rng_, m, r)
+            near = [geo.outline_distance(kind, fg["center"], R, fg["rotation"], cand) for fg in figs]
+            return cand[np.min(near, axis=0) > r + 0.5 * dmin]
+        c = geo.place(rng, obj["radius"], off_outline, 0.01)
+    c = np.array(c)
+    if ctx.principle and not _apart(c, obj["radius"], 0.004):
+        raise PlacementError("outline objects touch")
+    return Layout(**obj, centers=c, groups=groups, info={"figures": figs})
+
+
+def _apart(c, r, gap) -> bool:
+    d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1])
+    np.fill_diagonal(d, np.inf)
+    return bool((d >= r[:, None] + r[None, :] + gap).all())
+
+
+def big_triangle(ctx):
+    return _big(ctx, "triangle")
+
+
+def big_square(ctx):
+    return _big(ctx, "square")
+
+
+def big_circle(ctx):
+    return _big(ctx, "circle")
+
+
+# ---------------------------------------------------------------- continuity
+
+def _along(ctx: Context, curves, n_per, groups_of_curve, margins=None, overlap_ok=False) -> Layout:
+    """Objects equally spaced along each curve; scattered instead when the principle is broken."""
+    rng = ctx.rng
+    pts = [geo.resample(cv, n, (margins or [0.0] * len(curves))[k]) for k, (cv, n) in enumerate(zip(curves, n_per))]
+    spacing = min(np.hypot(*np.diff(p, axis=0).T).min() for p in pts if len(p) > 1)
+    base = min(0.3 * spacing, 0.03)
+    groups = [groups_of_curve[k] for k, p in enumerate(pts) for _ in p]
+    obj = _objects(ctx, groups, base)
+    if ctx.principle:
+        c = np.concatenate(pts)
+        if not overlap_ok and not _apart(c, obj["radius"], 0.003):
+            raise PlacementError("curve objects touch")
+    else:
+        c = geo.place(rng, obj["radius"], geo.in_box(0.02, 0.02, 0.98, 0.98), 0.01)
+    if (c - obj["radius"][:, None] < 0).any() or (c + obj["radius"][:, None] > 1).any():
+        raise PlacementError("an object leaves the canvas")
+    extra = None
+    if overlap_ok:
+        d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1])
+        np.fill_diagonal(d, np.inf)
+        touch = (d < obj["radius"][:, None] + obj["radius"][None, :]).any(1)
+        extra = [{"overlaps": bool(t)} for t in touch]
+    info = {"curves": [np.round(cv[:: max(1, len(cv) // 24)], 4).tolist() for cv in curves]}
+    return Layout(**obj, centers=c, groups=groups, extra=extra, info=info)
+
+
+def _curve(points) -> np.ndarray:
+    from kernels.templates import catmull_rom
+    return catmull_rom(np.asarray(points, dtype=np.float64), 16)
+
+
+LINE_COUNTS = {"s": 4, "m": 6, "l": 8, "xl": 10}
+
+
+def one_split_n(ctx: Context) -> Layout:
+    f, rng = ctx.f, ctx.rng
+    n = LINE_COUNTS[f.quantity]
+    start = np.array([0.07, rng.uniform(0.35, 0.65)])
+    fork = np.array([rng.uniform(0.34, 0.4), rng.uniform(0.42, 0.58)])
+    trunk = _curve([start, (start + fork) / 2 + [0, rng.uniform(-0.05, 0.05)], fork])
+    ends = np.linspace(0.06, 0.94, f.groups) + rng.uniform(-0.02, 0.02, f.groups)
+    tangent = (fork - trunk[-4]) / np.linalg.norm(fork - trunk[-4])
+    curves, margins = [trunk], [0.0]
+    for e in ends:
+        end = np.array([0.93, e])
+        toward = (end - fork) / np.linalg.norm(end - fork)
+        mid = fork + (0.3 * tangent + 0.7 * toward) * 0.12
+        curves.append(_curve([fork, mid, (mid + end) / 2 + [0.03, 0], end]))
+    step = geo.arc_length(trunk) / (n - 1)
+    margins += [step * (1.3 + 0.5 * (f.groups - 2))] * f.groups
+    lay = _along(ctx, [curves[0]] + curves[1:], [n] + [n] * f.groups, list(range(f.groups + 1)), margins)
+    lay.info["trunk_group"] = 0
+    return lay
+
+
+def intersected_splines(ctx: Context) -> Layout:
+    f, rng = ctx.f, ctx.rng
+    n = {"m": 8, "l": 11, "xl": 14}[f.quantity]
+    a0 = rng.uniform(0, 180)
+    centre = np.array([0.5, 0.5])
+    curves = []
+    for k in range(f.groups):
+        a = math.radians(a0 + 180.0 * k / f.groups)
+        u, nrm = np.array([math.cos(a), -math.sin(a)]), np.array([math.sin(a), math.cos(a)])
+        b1, b2 = rng.uniform(-0.04, 0.04, 2)
+        curves.append(_curve([centre - 0.41 * u, centre - 0.2 * u + b1 * nrm, centre, centre + 0.2 * u + b2 * nrm,
+                              centre + 0.41 * u]))
+    return _along(ctx, curves, [n] * f.groups, list(range(f.groups)), overlap_ok=True)
+
+
+def non_intersected_splines(ctx: Context) -> Layout:
+    f, rng = ctx.f, ctx.rng
+    n = {"s": 6, "m": 9, "l": 12}[f.quantity]
+    h = 0.9 / f.groups
+    curves = []
+    for k in range(f.groups):
+        y = 0.05 + h * (k + 0.5)
+        amp = min(0.3 * h, 0.12)
+        xs = np.linspace(0.06, 0.94, 5)
+        ys = y + amp * np.sin(rng.uniform(0, 2 * math.pi) + np.linspace(0, rng.uniform(1.5, 3.5), 5))
+        curves.append(_curve(np.stack([xs, ys], 1)))
+    return _along(ctx, curves, [n] * f.groups, list(range(f.groups)))
+
+
+def overlap_splines(ctx: Context) -> Layout:
+    f, rng = ctx.f, ctx.rng
+    n = {"m": 8, "l": 11, "xl": 14}[f.quantity]
+    a0 = rng.uniform(0, 180)
+    curves = []
+    for k in range(f.groups):
+        a = math.radians(a0 + 180.0 * k / f.groups + rng.uniform(-10, 10))
+        u, nrm = np.array([math.cos(a), -math.sin(a)]), np.array([math.sin(a), math.cos(a)])
+        c = np.array([0.5, 0.5]) + rng.uniform(-0.06, 0.06, 2)
+        bend = rng.uniform(-0.06, 0.06)
+        curves.append(_curve([c - 0.36 * u, c + bend * nrm, c + 0.36 * u]))
+    # the repeated curve: the first one shifted by a fraction of an object
+    a = math.radians(a0)
+    shift = np.array([math.sin(a), math.cos(a)]) * 0.022
+    curves.append(curves[0] + shift)
+    return _along(ctx, curves, [n] * (f.groups + 1), list(range(f.groups + 1)), overlap_ok=True)
+
+
+# ---------------------------------------------------------------- symmetry
+
+PAIR_COUNTS = {"s": (2, 3), "m": (4, 5), "l": (6, 7), "xl": (8, 10)}
+PAIR_BASE = {"s": 0.05, "m": 0.043, "l": 0.037, "xl": 0.032}
+
+
+def _axis_pairs(ctx: Context, with_disc: bool) -> Layout:
+    f, rng = ctx.f, ctx.rng
+    pairs = int(rng.integers(PAIR_COUNTS[f.quantity][0], PAIR_COUNTS[f.quantity][1] + 1))
+    on_axis = int(rng.random() < 0.5)
+    theta = ctx.axis(ctx.allowed["axis"][0])
+    disc = None
+    behind = (BACKGROUND,)
+    if with_disc:
+        disc = {"kind": "disc", "center": [0.5, 0.5], "radius": float(rng.uniform(0.2, 0.28)), "rgb": list(AXIS_DISC)}
+        behind = (BACKGROUND, AXIS_DISC)
+    units = list(range(pairs)) + list(range(pairs, pairs + on_axis))
+    a = ctx.attributes(units, per_group=("shape", "color", "size"), behind=behind)
+    base = PAIR_BASE[f.quantity]
+    r_unit = _radii(a["size"], base)
+    centre = np.array([0.5, 0.5])
+    u = np.array([math.cos(math.radians(theta)), -math.sin(math.radians(theta))])
+    fixed = []
+    if on_axis:
+        t = rng.uniform(-0.25, 0.25)
+        p = centre + t * u
+        fixed.append((p[0], p[1], r_unit[-1]))
+    side = geo.in_disc(0.5, 0.5, 0.47, 0.0, theta, theta + 180)
+    left = geo.place(rng, r_unit[:pairs], side, 0.02, fixed=fixed)
+    right = geo.reflect(left, centre, theta)
+    rot_left = [float(rng.uniform(0, 360)) for _ in range(pairs)]
+    rot_right = [(2 * theta + 180 - r) % 360 for r in rot_left]
+    if not ctx.principle:                     # partners placed anywhere on the other side
+        other = geo.in_disc(0.5, 0.5, 0.47, 0.0, theta + 180, theta + 360)
+        right = geo.place(rng, r_unit[:pairs], other, 0.02, fixed=fixed + [(x, y, r) for (x, y), r in zip(left, r_unit)])
+        off = np.hypot(*(right - geo.reflect(left, centre, theta)).T)
+        if (off > 2 * r_unit[:pairs]).sum() < max(1, pairs // 2):
+            raise PlacementError("partners still mirrored")
+        rot_right = [float(rng.uniform(0, 360)) for _ in range(pairs)]
+    idx = list(range(pairs)) + list(range(pairs)) + ([pairs] if on_axis else [])
+    c = np.concatenate([left, right] + ([np.array([fixed[0][:2]])] if on_axis else []))
+    rotation = rot_left + rot_right + ([(theta - 90) % 360] if on_axis else [])
+    groups = [0] * pairs + [1] * pairs + ([2] if on_axis else [])
+    lay = Layout(shape=[a["shape"][i] for i in idx], color=[a["color"][i] for i in idx],
+                 size=[a["size"][i] for i in idx], radius=r_unit[idx], centers=c, groups=groups, rotation=rotation,
+                 extra=[{"pair": i if i < pairs else None} for i in idx],
+                 behind=[disc] if disc else [], info={"axis": theta, "pairs": pairs, "on_axis": on_axis})
+    return lay
+
+
+def axis_symmetry(ctx):
+    return _axis_pairs(ctx, False)
+
+
+def axis_symmetry_with_bkg(ctx):
+    return _axis_pairs(ctx, True)
+
+
+ARM_COUNTS = {"s": (2, 4), "m": (5, 8)}
+ARM_BASE = {"s": 0.034, "m": 0.025}
+
+
+def radial_symmetry(ctx: Context) -> Layout:
+    f, rng = ctx.f, ctx.rng
+    G = f.groups
+    n = int(rng.integers(ARM_COUNTS[f.quantity][0], ARM_COUNTS[f.quantity][1] + 1))
+    step = 360.0 / G
+    phi = ctx.axis(ctx.allowed["axis"][0], alternative=ctx.allowed["axis"][0] + step / 2)
+    a = ctx.attributes(list(range(n)), per_group=("shape", "color", "size"))
+    r = _radii(a["size"], ARM_BASE[f.quantity])
+    centre = np.array([0.5, 0.5])
+    arm0 = geo.place(rng, r, geo.in_disc(0.5, 0.5, 0.47, 0.04, phi - step / 2, phi + step / 2), 0.012)
+    rot0 = [float(rng.uniform(0, 360)) for _ in range(n)]
+    c, rotation = [], []
+    for k in range(G):
+        if ctx.principle or k == 0:
+            c.append(geo.rotate(arm0, centre, step * k))
+        else:                                  # the same objects at other places in this arm's wedge
+            lo = phi + step * k - step / 2
+            c.append(geo.place(rng, r, geo.in_disc(0.5, 0.5, 0.47, 0.04, lo, lo + step), 0.012))
+        rotation += [(x + step * k) % 360 for x in rot0]
+    c = np.concatenate(c)
+    if not ctx.principle:
+        back = geo.rotate(c[n:2 * n], centre, -step)
+        if np.hypot(*(back - arm0).T).max() < 2 * r.max():
+            raise PlacementError("arms still alike")
+    groups = [k for k in range(G) for _ in range(n)]
+    idx = [j for _ in range(G) for j in range(n)]
+    return Layout(shape=[a["shape"][j] for j in idx], color=[a["color"][j] for j in idx], size=[a["size"][j] for j in idx],
+                  radius=r[idx], centers=c, groups=groups, rotation=rotation,
+                  extra=[{"arm_index": j} for j in idx], info={"axis": phi % 360, "arms": G, "per_arm": n})
+
+
+LAYOUTS = {name: globals()[name] for name in CATEGORIES}

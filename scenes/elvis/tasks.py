@@ -1,0 +1,215 @@
+"""``elvis/<principle>/<category>/...``: the 3,388 ELVIS tasks.
+
+One sample is one image. Even indices are positives, odd ones negatives; negatives
+alternate between *principle broken* (attributes kept) and *attribute broken* (principle
+kept), so with ``N`` images per class the train split is indices ``0 .. 2N-1`` and the test
+split ``2N .. 4N-1`` (:func:`split_indices`), and both kinds of negative occur in each
+split whenever ``N >= 2``. The default is ``N = 3``: 12 images per task.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.placement import PlacementError
+from engine.registry import register_task
+from engine.sample import Draw
+from engine.scene import Scene
+from scenes.shapes.tasks import draw_shape
+
+from .attributes import BACKGROUND, named_colours
+from .factors import CATEGORIES, Factors, enumerate_factors
+from .layouts import LAYOUTS, Context, Layout
+
+QUESTION = "Classify this image as Positive or Negative. Only answer with positive or negative."
+LABELS = ("positive", "negative")
+PER_CLASS = 3
+ATTEMPTS = 80
+
+
+def split_indices(per_class: int = PER_CLASS) -> dict[str, list[int]]:
+    """Sample indices of the train and test splits with ``per_class`` images per class."""
+    if per_class < 1:
+        raise ValueError(f"per_class={per_class!r} must be >= 1")
+    return {"train": list(range(2 * per_class)), "test": list(range(2 * per_class, 4 * per_class))}
+
+
+def negative_kind(index: int) -> str | None:
+    """``None`` for a positive; ``"principle"`` or ``"attribute"`` for a negative."""
+    if index % 2 == 0:
+        return None
+    return "principle" if (index // 2) % 2 == 0 else "attribute"
+
+
+def _broken_props(rng: np.random.Generator, rel) -> tuple[str, ...]:
+    chosen = tuple(p for p in rel if rng.random() < 0.5)
+    return chosen or (rel[int(rng.integers(len(rel)))],)
+
+
+def layout_for(rng: np.random.Generator, f: Factors, index: int) -> tuple[Layout, tuple[str, ...], str | None]:
+    """The layout of sample ``index`` and the constraints it breaks."""
+    kind = negative_kind(index)
+    broken = _broken_props(rng, f.rel) if kind == "attribute" else ()
+    ctx = Context(rng, f, principle=kind != "principle", broken=broken)
+    for _ in range(ATTEMPTS):
+        try:
+            return LAYOUTS[f.category](ctx), broken, kind
+        except PlacementError:
+            continue
+    raise RuntimeError(f"{f.task_id}: no valid layout in {ATTEMPTS} attempts (index {index})")
+
+
+def draw(lay: Layout) -> tuple[Scene, list[dict]]:
+    """The scene of a layout and its object list (with each object's primitive index)."""
+    s = Scene(background=BACKGROUND)
+    for b in lay.behind:
+        s.circle(tuple(b["center"]), b["radius"], color=tuple(b["rgb"]))
+    objects = []
+    for i, shape in enumerate(lay.shape):
+        rgb = tuple(lay.rgb[i]) if lay.rgb else named_colours()[lay.color[i]]
+        center = (float(lay.centers[i, 0]), float(lay.centers[i, 1]))
+        r = float(lay.radius[i])
+        rot = float(lay.rotation[i]) if lay.rotation else 0.0
+        extra = dict(lay.extra[i]) if lay.extra else {}
+        prim = len(s.primitives)
+        if shape == "pacman":
+            s.pacman(center, r, mouth=extra["mouth"], direction=extra["direction"], color=rgb)
+        else:
+            draw_shape(s, shape, center, r, rgb, rotation=rot)
+        objects.append({"shape": shape, "color": lay.color[i], "rgb": list(rgb), "size": lay.size[i],
+                        "radius": round(r, 5), "center": [round(center[0], 5), round(center[1], 5)],
+                        "rotation": round(rot, 3), "group": int(lay.groups[i]), "prim": prim, **extra})
+    for o in lay.front:
+        s.circle(tuple(o["center"]), o["radius"], color=tuple(o["rgb"]))
+    return s, objects
+
+
+# ---------------------------------------------------------------- rules in words
+
+_PLURAL = {"cross": "crosses", "plus": "plus signs", "pacman": "pac-men"}
+
+
+def _describe(f: Factors, plural: bool = True) -> str:
+    vals = CATEGORIES[f.category].values
+    words = []
+    if "size" in f.rel:
+        words.append(" or ".join(vals["size"]))
+    if "color" in f.rel and CATEGORIES[f.category].principle != "similarity":
+        words.append(" or ".join(vals["color"]))
+    if "shape" in f.rel:
+        shapes = [(_PLURAL.get(s, s + "s") if plural else s) for s in vals["shape"]]
+        words.append(" or ".join(shapes))
+    else:
+        words.append("objects" if plural else "object")
+    return " ".join(words)
+
+
+def _principle_sentence(f: Factors) -> str:
+    G, c = f.groups, f.category
+    n = "s" if G > 1 else ""
+    return {
+        "red_triangle": f"the objects form {G} groups by proximity",
+        "grid": "the objects form a grid split by an empty row and an empty column into 4 groups",
+        "fixed_props": f"the objects form {G} groups by proximity",
+        "circle_features": f"the objects form {G} groups on a ring over a dark disc",
+        "fixed_number": f"the objects form {G} groups, each of one colour",
+        "pacman": f"the pac-men form {G} groups, each facing one direction",
+        "palette": f"the ring is divided into {G} sectors, each holding objects of one colour",
+        "feature_triangle": f"{G} illusory triangle{n} are induced by pac-men facing the centre",
+        "feature_square": f"{G} illusory square{n} are induced by pac-men facing the centre",
+        "feature_circle": f"{G} illusory circle{n} are cut out of four shapes at the corners of a square",
+        "big_triangle": f"the objects lie along the outline{n} of {G} large triangle{n}",
+        "big_square": f"the objects lie along the outline{n} of {G} large square{n}",
+        "big_circle": f"the objects lie along the outline{n} of {G} large circle{n}",
+        "one_split_n": f"the objects form one evenly spaced line that splits into {G} branches",
+        "intersected_splines": f"the objects form {G} smooth, evenly spaced curves crossing at the centre",
+        "non_intersected_splines": f"the objects form {G} smooth, evenly spaced curve{n} that do not touch",
+        "overlap_splines": f"the objects form {G} crossing smooth curves, one repeated with a small offset",
+        "axis_symmetry": "the objects are mirror-symmetric about an axis through the centre",
+        "axis_symmetry_with_bkg": "the objects are mirror-symmetric about an axis through the central disc",
+        "radial_symmetry": f"the objects form {G} identical arms at equal angles around the centre",
+    }[c]
+
+
+def rule_text(f: Factors) -> str:
+    """The task's rule as one readable sentence."""
+    cat = CATEGORIES[f.category]
+    parts = [_principle_sentence(f)]
+    attrs = [p for p in f.rel if p in ("shape", "color", "size")]
+    if cat.principle == "similarity" and "color" in f.rel:
+        parts.append("the groups are " + ", ".join(cat.values["color"][:f.groups]))
+    if f.category == "red_triangle":
+        parts.append(("every" if f.qualifier == "all" else "at least one") + " group contains a "
+                     + _describe(f, plural=False))
+    elif [p for p in attrs if not (p == "color" and cat.principle == "similarity")]:
+        parts.append("all objects are " + _describe(f))
+    if "count" in f.rel:
+        parts.append("each group has exactly the same number of objects")
+    if "axis" in f.rel:
+        parts.append("the axis is vertical" if f.category != "radial_symmetry" else "one arm points straight up")
+    text = parts[0] + "".join(", and " + p for p in parts[1:])
+    return text[0].upper() + text[1:] + "."
+
+
+def rule_structure(f: Factors) -> dict:
+    """The task's rule as data: principle, group count and each relevant property's values."""
+    cat = CATEGORIES[f.category]
+    rel = {}
+    for p in f.rel:
+        if p == "count":
+            rel[p] = "equal"
+        elif p == "color" and cat.principle == "similarity":
+            rel[p] = list(cat.values[p][:f.groups])
+        else:
+            rel[p] = list(cat.values[p])
+    return {"principle": cat.principle, "category": f.category, "groups": f.groups, "quantity": f.quantity,
+            "qualifier": f.qualifier, "relevant": rel, "irrelevant": list(f.irr)}
+
+
+# ---------------------------------------------------------------- the task function
+
+def sample_elvis(rng: np.random.Generator, index: int, category: str, rel, irr, groups: int, quantity: str,
+                 qualifier: str) -> Draw:
+    """One ELVIS image: a positive (even index) or a negative (odd index) of the task."""
+    f = Factors(category, tuple(rel), tuple(irr), groups, quantity, qualifier)
+    lay, broken, kind = layout_for(rng, f, index)
+    scene, objects = draw(lay)
+    constraints = ["principle"] + list(f.rel)
+    if kind == "principle":
+        broken = ("principle",) + (("color",) if f.category == "fixed_number" and "color" in f.rel else ())
+    label = kind is None
+    count_rule = None
+    if "count" in f.rel:
+        sizes = [sum(1 for o in objects if o["group"] == g) for g in range(f.groups)]
+        count_rule = sizes
+    meta = {"label": int(label), "principle": f.principle, "category": f.category,
+            "factors": {"rel": list(f.rel), "irr": list(f.irr), "groups": f.groups, "quantity": f.quantity,
+                        "qualifier": f.qualifier},
+            "negative": kind, "rule": {"text": rule_text(f), "structure": rule_structure(f)},
+            "constraints": {"kept": [c for c in constraints if c not in broken], "broken": list(broken)},
+            "objects": objects, "background": lay.behind, "occluders": lay.front,
+            "structure": _jsonable(lay.info), "group_sizes": count_rule}
+    return Draw(scene, QUESTION, LABELS[0] if label else LABELS[1], "fixed", options=list(LABELS), meta=meta)
+
+
+def _jsonable(x):
+    if isinstance(x, dict):
+        return {k: _jsonable(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [_jsonable(v) for v in x]
+    if isinstance(x, np.generic):
+        return x.item()
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    return x
+
+
+def _register() -> None:
+    for name, cat in CATEGORIES.items():
+        for f in enumerate_factors(name):
+            register_task(f.task_id, description=f"ELVIS {cat.principle}/{name}: {cat.description}",
+                          answer_distribution={"positive": 0.5, "negative": 0.5},
+                          category=[name], rel=[list(f.rel)], irr=[list(f.irr)], groups=[f.groups],
+                          quantity=[f.quantity], qualifier=[f.qualifier])(sample_elvis)
+
+
+_register()
