@@ -100,12 +100,12 @@ def mst_margin(points: np.ndarray, k: int) -> float:
     return float(e[-(k - 1)] / max(e[-k], 1e-9))
 
 
-def resample(curve: np.ndarray, n: int, margin: float = 0.0) -> np.ndarray:
+def resample(curve: np.ndarray, n: int, start: float = 0.0) -> np.ndarray:
     """``n`` points equally spaced by arc length along the polyline ``curve`` ``(M, 2)``,
-    leaving ``margin`` (arc length) free at both ends. ``(n, 2)``."""
+    the first ``start`` (arc length) from its beginning, the last at its end. ``(n, 2)``."""
     seg = np.hypot(*np.diff(curve, axis=0).T)
     s = np.concatenate([[0.0], np.cumsum(seg)])
-    t = np.linspace(margin, s[-1] - margin, n) if n > 1 else np.array([s[-1] / 2])
+    t = np.linspace(start, s[-1], n) if n > 1 else np.array([s[-1] / 2])
     return np.stack([np.interp(t, s, curve[:, 0]), np.interp(t, s, curve[:, 1])], 1)
 
 

@@ -21,6 +21,7 @@ from .factors import CATEGORIES, Factors
 DISC = (47, 79, 79)           # the background disc of circle_features
 AXIS_DISC = (112, 128, 144)   # the central disc of axis_symmetry_with_bkg
 CANONICAL_AXES = (0, 45, 90, 135)
+MIN_DIAMETER = 4.5 / 224          # no object smaller than 4.5 px at 224 px
 
 
 @dataclass
@@ -79,8 +80,11 @@ class Context:
             sizes = [n] * n_groups
             if "count" in self.broken:
                 others = [v for v in range(max(2, lo - 1), hi + 2) if v != n]
-                for g in self.broken_groups(n_groups):
+                hit = sorted(self.broken_groups(n_groups))
+                for g in hit:
                     sizes[g] = pick(rng, others)
+                if len(set(sizes)) == 1:          # every group changed alike: keep one at n
+                    sizes[hit[0]] = n
             return sizes
         if mode == "irrelevant":
             return [int(rng.integers(lo, hi + 1))] * n_groups
@@ -123,13 +127,13 @@ def _flat(sizes) -> list[int]:
 
 # ---------------------------------------------------------------- proximity
 
-def _clusters(ctx: Context, radii, groups, n_groups, gap_in=0.008, gap_out=0.1, region=None) -> np.ndarray:
+def _clusters(ctx: Context, radii, groups, n_groups, gap_in=0.008, gap_out=0.1) -> np.ndarray:
     """Objects packed into ``n_groups`` compact, well separated clusters."""
     rng = ctx.rng
     idx = [np.nonzero(np.asarray(groups) == g)[0] for g in range(n_groups)]
     cr = np.array([math.sqrt(sum((radii[i] + gap_in) ** 2 for i in ix) / 0.42) for ix in idx])
     cr = np.maximum(cr, radii.max() + 0.01)
-    centres = geo.place(rng, cr, region or geo.in_box(0.02, 0.02, 0.98, 0.98), gap_out)
+    centres = _figures(ctx, n_groups, cr, gap_out)
     out = np.zeros((len(radii), 2))
     for g, ix in enumerate(idx):
         out[ix] = geo.place(rng, radii[ix], geo.in_disc(*centres[g], cr[g]), gap_in)
@@ -151,7 +155,7 @@ def _spread(ctx: Context, radii, n_groups) -> np.ndarray:
 
 
 PROX_COUNTS = {"s": (2, 3), "m": (4, 5), "l": (6, 8), "xl": (9, 12)}
-PROX_BASE = {"s": 0.04, "m": 0.035, "l": 0.03, "xl": 0.026}
+PROX_BASE = {"s": 0.04, "m": 0.034, "l": 0.028, "xl": 0.024}
 
 
 def red_triangle(ctx: Context) -> Layout:
@@ -264,7 +268,7 @@ def _unique_colours(ctx: Context, n: int, behind=(BACKGROUND,)) -> list[str]:
     out: list[str] = []
     for v in ctx.rng.permutation(len(pool)):
         cand = pool[int(v)]
-        if all(np.linalg.norm(np.subtract(named_colours()[cand], named_colours()[o])) >= 40 for o in out):
+        if all(np.linalg.norm(np.subtract(named_colours()[cand], named_colours()[o])) >= 50 for o in out):
             out.append(cand)
             if len(out) == n:
                 return out
@@ -276,7 +280,7 @@ def _jitter(ctx: Context, colours) -> list:
     out = []
     for c in colours:
         rgb = np.array(named_colours()[c], dtype=float)
-        out.append([int(v) for v in np.clip(rgb + ctx.rng.uniform(-22, 22, 3), 0, 255)])
+        out.append([int(v) for v in np.clip(rgb + ctx.rng.uniform(-12, 12, 3), 0, 255)])
     return out
 
 
@@ -362,18 +366,20 @@ SLOTS = {1: [(0.5, 0.5)], 2: [(0.26, 0.26), (0.74, 0.74)], 3: [(0.27, 0.28), (0.
          5: [(0.22, 0.22), (0.78, 0.22), (0.22, 0.78), (0.78, 0.78), (0.5, 0.5)]}
 
 
-def _figures(ctx: Context, n: int, radius: float, pad: float) -> np.ndarray:
-    """Centres of ``n`` non-overlapping figures of extent ``radius + pad``: fixed slots
-    (turned by a random multiple of 90 degrees) with as much jitter as the room allows."""
-    rng, ext = ctx.rng, radius + pad
+def _figures(ctx: Context, n: int, extent, gap: float = 0.01) -> np.ndarray:
+    """Centres of ``n`` non-overlapping discs of radius ``extent`` (a number or one per disc)
+    at least ``gap`` apart: fixed slots (turned by a random multiple of 90 degrees) with as
+    much jitter as the room allows."""
+    rng = ctx.rng
+    ext = np.broadcast_to(np.asarray(extent, dtype=float), (n,))
     base = geo.rotate(np.array(SLOTS[n]), np.array([0.5, 0.5]), 90.0 * int(rng.integers(4)))
     for scale in (0.08, 0.04, 0.02, 0.0):
         c = base + rng.uniform(-scale, scale, base.shape)
-        inside = ((c - ext >= 0.005) & (c + ext <= 0.995)).all()
+        inside = ((c - ext[:, None] >= 0.005) & (c + ext[:, None] <= 0.995)).all()
         d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1]) + np.eye(n) * 9
-        if inside and (d >= 2 * ext + 0.01).all():
+        if inside and (d >= ext[:, None] + ext[None, :] + gap).all():
             return c
-    raise PlacementError(f"{n} figures of extent {ext:.3f} do not fit")
+    raise PlacementError(f"{n} discs of extent up to {ext.max():.3f} do not fit")
 
 
 def _kanizsa(ctx: Context, sides: int) -> Layout:
@@ -383,7 +389,7 @@ def _kanizsa(ctx: Context, sides: int) -> Layout:
     groups = [g for g in range(f.groups) for _ in range(sides)]
     obj = _objects(ctx, groups, 0.22 * side)
     obj["shape"] = ["pacman"] * len(groups)
-    centres = _figures(ctx, f.groups, R, obj["radius"].max())
+    centres = _figures(ctx, f.groups, R + obj["radius"].max())
     mouth = 180.0 - 360.0 / sides          # the polygon's interior angle
     c, extra, figs = [], [], []
     for g in range(f.groups):
@@ -413,7 +419,7 @@ def feature_circle(ctx: Context) -> Layout:
     base = 0.33 * R
     groups = [g for g in range(f.groups) for _ in range(4)]
     obj = _objects(ctx, groups, base)
-    centres = _figures(ctx, f.groups, R, obj["radius"].max())
+    centres = _figures(ctx, f.groups, R + obj["radius"].max())
     c, front, figs = [], [], []
     cut = R - 0.45 * base
     for g in range(f.groups):
@@ -446,7 +452,7 @@ def _big(ctx: Context, kind: str) -> Layout:
     dmin = min(np.hypot(*(probe[i] - probe[j])) for i in range(n) for j in range(i + 1, n))
     base = min(0.3 * dmin, 0.032)
     obj = _objects(ctx, groups, base)
-    centres = _figures(ctx, f.groups, R, base * SIZES["large"])
+    centres = _figures(ctx, f.groups, R + base * SIZES["large"])
     c, figs = [], []
     for g in range(f.groups):
         rot = float(rng.uniform(0, 360))
@@ -458,7 +464,7 @@ def _big(ctx: Context, kind: str) -> Layout:
         def off_outline(rng_, m, r):
             cand = box(rng_, m, r)
             near = [geo.outline_distance(kind, fg["center"], R, fg["rotation"], cand) for fg in figs]
-            return cand[np.min(near, axis=0) > r + 0.5 * dmin]
+            return cand[np.min(near, axis=0) > r + 0.02]
         c = geo.place(rng, obj["radius"], off_outline, 0.01)
     c = np.array(c)
     if ctx.principle and not _apart(c, obj["radius"], 0.004):
@@ -486,12 +492,14 @@ def big_circle(ctx):
 
 # ---------------------------------------------------------------- continuity
 
-def _along(ctx: Context, curves, n_per, groups_of_curve, margins=None, overlap_ok=False) -> Layout:
+def _along(ctx: Context, curves, n_per, groups_of_curve, margins=None, overlap_ok=False, base=None) -> Layout:
     """Objects equally spaced along each curve; scattered instead when the principle is broken."""
     rng = ctx.rng
     pts = [geo.resample(cv, n, (margins or [0.0] * len(curves))[k]) for k, (cv, n) in enumerate(zip(curves, n_per))]
     spacing = min(np.hypot(*np.diff(p, axis=0).T).min() for p in pts if len(p) > 1)
-    base = min(0.3 * spacing, 0.03)
+    base = min(0.3 * spacing, 0.03) if base is None else min(base, (spacing - 0.006) / (2 * SIZES["large"]))
+    if 2 * base * SIZES["small"] < MIN_DIAMETER:
+        raise PlacementError("curve objects would be too small")
     groups = [groups_of_curve[k] for k, p in enumerate(pts) for _ in p]
     obj = _objects(ctx, groups, base)
     if ctx.principle:
@@ -517,26 +525,33 @@ def _curve(points) -> np.ndarray:
     return catmull_rom(np.asarray(points, dtype=np.float64), 16)
 
 
-LINE_COUNTS = {"s": 4, "m": 6, "l": 8, "xl": 10}
+LINE_COUNTS = {"s": 4, "m": 6, "l": 7, "xl": 9}
+ONE_SPLIT_BASE = {"s": 0.028, "m": 0.024, "l": 0.02, "xl": 0.017}
 
 
 def one_split_n(ctx: Context) -> Layout:
     f, rng = ctx.f, ctx.rng
     n = LINE_COUNTS[f.quantity]
     start = np.array([0.07, rng.uniform(0.35, 0.65)])
-    fork = np.array([rng.uniform(0.34, 0.4), rng.uniform(0.42, 0.58)])
-    trunk = _curve([start, (start + fork) / 2 + [0, rng.uniform(-0.05, 0.05)], fork])
+    fork = np.array([rng.uniform(0.28, 0.34), rng.uniform(0.42, 0.58)])
+    trunk = _curve([start, (start + fork) / 2 + [0, rng.uniform(-0.02, 0.02)], fork])
     ends = np.linspace(0.06, 0.94, f.groups) + rng.uniform(-0.02, 0.02, f.groups)
     tangent = (fork - trunk[-4]) / np.linalg.norm(fork - trunk[-4])
-    curves, margins = [trunk], [0.0]
+    curves, heads = [trunk], []
     for e in ends:
         end = np.array([0.93, e])
         toward = (end - fork) / np.linalg.norm(end - fork)
-        mid = fork + (0.3 * tangent + 0.7 * toward) * 0.12
+        mid = fork + (0.15 * tangent + 0.85 * toward) * 0.12
         curves.append(_curve([fork, mid, (mid + end) / 2 + [0.03, 0], end]))
-    step = geo.arc_length(trunk) / (n - 1)
-    margins += [step * (1.3 + 0.5 * (f.groups - 2))] * f.groups
-    lay = _along(ctx, [curves[0]] + curves[1:], [n] + [n] * f.groups, list(range(f.groups + 1)), margins)
+        heads.append(math.atan2(*(mid - fork)[::-1]))
+    base = ONE_SPLIT_BASE[f.quantity]
+    # branches start where neighbours are far enough apart for two large objects
+    gap = min(np.diff(sorted(heads))) if f.groups > 1 else math.pi
+    clear = max((2 * SIZES["large"] * base + 0.012) / (2 * math.sin(gap / 2)), 3 * base)
+    step = np.mean([geo.arc_length(cv) - clear for cv in curves[1:]]) / (n - 1)
+    n_trunk = max(3, int(round(geo.arc_length(trunk) / step)) + 1)
+    lay = _along(ctx, curves, [n_trunk] + [n] * f.groups, list(range(f.groups + 1)), [0.0] + [clear] * f.groups,
+                 base=base)
     lay.info["trunk_group"] = 0
     return lay
 

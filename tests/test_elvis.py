@@ -1,0 +1,213 @@
+"""ELVIS: task counts, splits, verified positives and negatives (from the object lists, by
+the independent checks in ``elvis_checks``, and from the pixels), Table 1 ranges and the
+effect of every factor."""
+import math
+from collections import defaultdict
+
+import numpy as np
+import pytest
+import torch
+
+from tests.elvis_checks import attribute_failures, principle_holds
+from engine.registry import get_task, list_tasks
+from engine.render import render
+from engine.scene import Scene
+from scenes.elvis import CATEGORIES, Factors, enumerate_factors, negative_kind, split_indices
+
+PAPER_COUNTS = {"proximity": 588, "similarity": 872, "closure": 596, "continuity": 432, "symmetry": 900}
+TABLE1_OBJECTS = {"proximity": (3, 90), "similarity": (4, 196), "closure": (3, 60), "continuity": (4, 68),
+                  "symmetry": (3, 49)}
+
+
+def _spread(category: str, k: int) -> list[str]:
+    ids = [f.task_id for f in enumerate_factors(category)]
+    return [ids[int(i)] for i in np.linspace(0, len(ids) - 1, min(k, len(ids)))]
+
+
+@pytest.mark.parametrize("principle", sorted(PAPER_COUNTS))
+def test_task_counts_match_the_paper(principle):
+    assert len(list_tasks(f"elvis/{principle}/*")) == PAPER_COUNTS[principle]
+
+
+def test_task_ids_round_trip_their_factors():
+    for cat in CATEGORIES:
+        for f in enumerate_factors(cat)[:5]:
+            t = get_task(f.task_id)
+            assert t.params["category"] == cat and tuple(t.params["rel"]) == f.rel and tuple(t.params["irr"]) == f.irr
+            assert not set(f.rel) & set(f.irr) and set(f.rel) != set(CATEGORIES[cat].props)
+
+
+def test_splits_hold_both_kinds_of_negative():
+    for n in (2, 3, 5):
+        sp = split_indices(n)
+        assert len(sp["train"]) == len(sp["test"]) == 2 * n and not set(sp["train"]) & set(sp["test"])
+        for idx in sp.values():
+            kinds = [negative_kind(i) for i in idx]
+            assert kinds.count(None) == n
+            assert {"principle", "attribute"} <= set(kinds)
+    with pytest.raises(ValueError, match="per_class"):
+        split_indices(0)
+
+
+def _check(meta):
+    holds, fails = principle_holds(meta), attribute_failures(meta)
+    if meta["label"] == 1:
+        assert holds and not fails and meta["constraints"]["broken"] == []
+    elif meta["negative"] == "principle":
+        assert not holds and "principle" in meta["constraints"]["broken"]
+    else:
+        assert holds and fails, meta["constraints"]
+        assert set(fails) <= set(meta["constraints"]["broken"]) or meta["category"] == "red_triangle"
+
+
+@pytest.mark.parametrize("category", sorted(CATEGORIES))
+def test_positives_satisfy_and_negatives_break_the_rule(category):
+    for tid in _spread(category, 6):
+        task = get_task(tid)
+        for seed in (0, 7):
+            for s in task.samples(seed, range(12)):
+                _check(s.meta)
+                assert s.answer == ("positive" if s.meta["label"] else "negative")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("category", sorted(CATEGORIES))
+def test_every_task_verified_over_seeds(category):
+    for f in enumerate_factors(category):
+        task = get_task(f.task_id)
+        for seed in (0, 1, 2):
+            for s in task.samples(seed, range(12)):
+                _check(s.meta)
+
+
+def _visible_pixels(scene: Scene, objects, size=224, threshold=40) -> list[int]:
+    """Per object: pixels whose colour changes by at least ``threshold`` (max over channels)
+    when the object is taken out of the scene, i.e. visible area with contrast."""
+    variants = [scene] + [Scene(scene.background, [p for k, p in enumerate(scene.primitives) if k != o["prim"]])
+                          for o in objects]
+    imgs = render(variants, size).to(torch.int16)
+    diff = (imgs[1:] - imgs[:1]).abs().amax(1)
+    return [(d >= threshold).sum().item() for d in diff]
+
+
+@pytest.mark.parametrize("category", sorted(CATEGORIES))
+def test_objects_are_visible_inside_the_canvas_and_big_enough(category):
+    for tid in _spread(category, 3):
+        for s in get_task(tid).samples(3, range(4)):
+            objs = s.meta["objects"]
+            for o in objs:
+                x, y = o["center"]
+                assert o["radius"] <= x <= 1 - o["radius"] and o["radius"] <= y <= 1 - o["radius"], o
+                assert 2 * o["radius"] * 224 >= 4, o
+            for o, px in zip(objs, _visible_pixels(s.panels[0], objs)):
+                if not o.get("overlaps"):
+                    assert px >= 8, (tid, o)
+
+
+def _table1_stats(tids, seeds=(0,)):
+    out = defaultdict(list)
+    for tid in tids:
+        for seed in seeds:
+            for s in get_task(tid).samples(seed, range(12)):
+                objs = s.meta["objects"]
+                out["objects"].append(len(objs))
+                out["size"] += [2 * o["radius"] for o in objs]
+                out["groups"].append(len({o["group"] for o in objs}))
+    return out
+
+
+@pytest.mark.parametrize("principle", sorted(PAPER_COUNTS))
+def test_counts_and_sizes_fall_in_table_1_ranges(principle):
+    tids = [t for c, cat in CATEGORIES.items() if cat.principle == principle for t in _spread(c, 8)]
+    st = _table1_stats(tids)
+    lo, hi = TABLE1_OBJECTS[principle]
+    assert lo <= min(st["objects"]) and max(st["objects"]) <= hi
+    assert 0.02 <= min(st["size"]) and max(st["size"]) <= 0.8
+    assert 1 <= min(st["groups"]) and max(st["groups"]) <= 7
+
+
+# ---------------------------------------------------------------- no inert factor
+
+def _positives(f: Factors, n=6):
+    task = get_task(f.task_id)
+    return [task.sample(11, 2 * i).meta for i in range(n)]
+
+
+def _values(meta, prop):
+    return [tuple(o["rgb"]) if prop == "color" else o[prop] for o in meta["objects"]]
+
+
+def _constant_within_groups(meta, prop) -> bool:
+    by = defaultdict(set)
+    for o, v in zip(meta["objects"], _values(meta, prop)):
+        by[o["group"]].add(v)
+    return all(len(v) == 1 for v in by.values())
+
+
+def _partner(f: Factors, **change) -> Factors | None:
+    g = Factors(**{**f.__dict__, **change})
+    return g if g.task_id in set(list_tasks(f"elvis/{f.principle}/{f.category}/*")) else None
+
+
+def _differs(a: Factors, b: Factors, prop: str) -> bool:
+    """Whether property ``prop`` behaves observably differently in the positives of a and b."""
+    pa, pb = _positives(a), _positives(b)
+    if prop == "count":
+        def sig(m):
+            return tuple(sorted({sum(1 for o in m["objects"] if o["group"] == g) for g in range(m["factors"]["groups"])}))
+        return [sig(m) for m in pa] != [sig(m) for m in pb]
+    if prop == "axis":
+        return [round(m["structure"]["axis"], 3) for m in pa] != [round(m["structure"]["axis"], 3) for m in pb]
+    rel_a, rel_b = prop in a.rel, prop in b.rel
+    if rel_a != rel_b:                        # a rule on prop holds in one task only
+        src = a if rel_a else b
+        other = pb if rel_a else pa
+        allowed = set(CATEGORIES[src.category].values[prop])
+        return any(set(_values(m, prop) if prop != "color" else [o["color"] for o in m["objects"]]) - allowed
+                   for m in other)
+    cue = prop == "color" and a.category in ("fixed_number", "palette")     # colour makes the groups there
+    const = _constant_within_groups if cue else (lambda m, p: len(set(_values(m, p))) == 1)
+    return [const(m, prop) for m in pa] != [const(m, prop) for m in pb]
+
+
+@pytest.mark.parametrize("category", sorted(CATEGORIES))
+def test_no_inert_factor(category):
+    cat = CATEGORIES[category]
+    fs = enumerate_factors(category)
+    rng = np.random.default_rng(5)
+    checked = defaultdict(int)
+    for f in [fs[int(i)] for i in rng.permutation(len(fs))[:10]]:
+        for g in cat.groups:                               # group count
+            other = _partner(f, groups=g)
+            if other and g != f.groups:
+                na = [len({o["group"] for o in m["objects"]}) for m in _positives(f, 3)]
+                nb = [len({o["group"] for o in m["objects"]}) for m in _positives(other, 3)]
+                assert na != nb, (f.task_id, other.task_id)
+                checked["groups"] += 1
+        for q in cat.quantities:                           # quantity class
+            other = _partner(f, quantity=q)
+            if other and q != f.quantity:
+                ma = np.mean([len(m["objects"]) for m in _positives(f)])
+                mb = np.mean([len(m["objects"]) for m in _positives(other)])
+                assert ma != mb, (f.task_id, other.task_id)
+                checked["quantity"] += 1
+        if f.qualifier:
+            other = _partner(f, qualifier="exist" if f.qualifier == "all" else "all")
+            fails = [bool(attribute_failures({**m, "rule": {"structure": {**m["rule"]["structure"], "qualifier": "all"}}}))
+                     for m in _positives(f if f.qualifier == "exist" else other, 6)]
+            assert any(fails)                              # "exist" positives are not all "all" positives
+            checked["qualifier"] += 1
+        for p in cat.props:                                # moving one property between R, I and the rest
+            for rel, irr in ((f.rel, tuple(x for x in f.irr if x != p)), (f.rel, f.irr + (p,)),
+                             (f.rel + (p,), tuple(x for x in f.irr if x != p))):
+                other = _partner(f, rel=tuple(x for x in cat.props if x in rel), irr=tuple(x for x in cat.props if x in irr))
+                if other and other.task_id != f.task_id:
+                    assert _differs(f, other, p), (p, f.task_id, other.task_id)
+                    checked[p] += 1
+        if len(cat.props) == 2:                            # two properties: R and I can only swap
+            other = _partner(f, rel=f.irr, irr=f.rel)
+            for p in cat.props:
+                assert _differs(f, other, p), (p, f.task_id, other.task_id)
+                checked[p] += 1
+    assert set(checked) >= {"groups", "quantity", *cat.props} - ({"groups"} if len(cat.groups) == 1 else set()) \
+        - ({"quantity"} if len(cat.quantities) == 1 else set())
