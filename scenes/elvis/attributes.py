@@ -39,10 +39,18 @@ def colour_pool(behind: tuple = (BACKGROUND,)) -> tuple[str, ...]:
 
 def far_from(pool, allowed, prop: str) -> list:
     """Values of ``pool`` that are clearly not any of ``allowed`` (colours: by distance)."""
-    if prop != "color":
-        return [v for v in pool if v not in allowed]
-    rgbs = [named_colours()[a] for a in allowed]
-    return [v for v in pool if all(distance(named_colours()[v], r) >= NEAR for r in rgbs)]
+    return list(_far_from(tuple(pool), tuple(allowed), prop))
+
+
+@functools.lru_cache(maxsize=4096)
+def _far_from(pool: tuple, allowed: tuple, prop: str) -> tuple:
+    if prop != "color" or not allowed or not pool:
+        return tuple(v for v in pool if v not in allowed)
+    table = named_colours()
+    p = np.array([table[v] for v in pool], dtype=np.float64)
+    a = np.array([table[v] for v in allowed], dtype=np.float64)
+    ok = (np.linalg.norm(p[:, None] - a[None], axis=-1) >= NEAR).all(1)
+    return tuple(v for v, k in zip(pool, ok) if k)
 
 
 def pool_of(prop: str, behind) -> list:

@@ -13,23 +13,30 @@ TRIES = 400
 def place(rng: np.random.Generator, radii, sampler, gap: float, fixed=(), tries: int = TRIES) -> np.ndarray:
     """Centres for discs of ``radii`` ``(K,)``; ``sampler(rng, n, r)`` proposes ``n``
     candidate centres ``(n, 2)`` for a disc of radius ``r``. Discs stay ``gap`` apart from each
-    other and from the discs ``fixed`` ``[(x, y, r), ...]``. Raises ``PlacementError``."""
+    other and from the discs ``fixed`` ``[(x, y, r), ...]``. Larger discs go first; each disc
+    takes the first valid candidate of a small draw, then of a large one. Raises
+    ``PlacementError``."""
     r = np.asarray(radii, dtype=np.float64)
+    placed = np.empty((len(fixed) + len(r), 3))
+    m = len(fixed)
+    if m:
+        placed[:m] = np.asarray(fixed, dtype=np.float64).reshape(m, 3)
     out = np.zeros((len(r), 2))
-    px = [np.array([f[0], f[1]]) for f in fixed]
-    pr = [float(f[2]) for f in fixed]
     for i in np.argsort(-r, kind="stable"):
-        cand = sampler(rng, tries, r[i])
-        ok = np.ones(len(cand), bool)
-        if px:
-            d = np.hypot(cand[:, None, 0] - np.array(px)[None, :, 0], cand[:, None, 1] - np.array(px)[None, :, 1])
-            ok &= (d >= r[i] + np.array(pr)[None, :] + gap).all(1)
-        hits = np.nonzero(ok)[0]
-        if len(hits) == 0:
+        for n in (32, tries):
+            cand = sampler(rng, n, r[i])
+            if m and len(cand):
+                d2 = (cand[:, None, 0] - placed[None, :m, 0]) ** 2 + (cand[:, None, 1] - placed[None, :m, 1]) ** 2
+                hits = np.nonzero((d2 >= (r[i] + placed[None, :m, 2] + gap) ** 2).all(1))[0]
+            else:
+                hits = np.arange(len(cand))
+            if len(hits):
+                break
+        else:
             raise PlacementError(f"could not place {len(r)} discs with gap {gap}")
         out[i] = cand[hits[0]]
-        px.append(out[i])
-        pr.append(r[i])
+        placed[m] = (out[i, 0], out[i, 1], r[i])
+        m += 1
     return out
 
 
