@@ -18,7 +18,7 @@ from engine.outputs import render_samples
 from engine.registry import resolve
 
 from .baselines import chance, critical_accuracy, percent
-from .parsing import is_correct, parse_reply
+from .parsing import is_correct
 from .protocols import Protocol, Turn, get_protocol
 from .runners import Request, Runner, answer_space
 
@@ -44,28 +44,39 @@ class _Cache:
 
 
 def _converse(samples, protocol: Protocol, runner: Runner, cache: _Cache, size: int) -> list[list[Turn]]:
-    """Run ``protocol`` on every sample, one batched runner call per round of turns."""
-    key = lambda s, k: json.dumps([s.id, runner.name, protocol.name, k, size])  # noqa: E731
+    """Run ``protocol`` on every sample, one batched runner call per round of turns. A turn
+    marked ``shared`` is asked once per batch (and cached once) whoever asks it."""
+    def key(i):
+        t = convs[i][-1]
+        ident = ["shared", t.shared] if t.shared else [samples[i].id, len(convs[i]) - 1]
+        return json.dumps([*ident, runner.name, protocol.name, size])
+
     images = render_samples(samples, size)
     convs = [[protocol.first(s, ims)] for s, ims in zip(samples, images)]
     active = list(range(len(samples)))
     while active:
-        todo = [i for i in active if key(samples[i], len(convs[i]) - 1) not in cache.replies]
+        todo, seen = [], set()
+        for i in active:
+            k = key(i)
+            if k not in cache.replies and k not in seen:
+                seen.add(k)
+                todo.append(i)
         if todo:
             reqs = []
             for i in todo:
                 s, turns = samples[i], convs[i]
+                past = [(t.prompt, t.images, t.reply) for t in turns[:-1]] if turns[-1].history else []
                 reqs.append(Request(id=f"{s.id}#{len(turns) - 1}", task=s.task, images=turns[-1].images,
                                     prompt=turns[-1].prompt, answer_type=s.answer_type, options=s.options,
-                                    gold=s.answer_text, history=[(t.prompt, t.images, t.reply) for t in turns[:-1]]))
+                                    gold=turns[-1].gold or s.answer_text, history=past))
             replies = runner.generate(reqs)
             if len(replies) != len(reqs) or not all(isinstance(r, str) for r in replies):
                 raise ValueError(f"runner {runner.name!r} returned {len(replies)} replies for {len(reqs)} requests "
                                  "(expected one string per request)")
-            cache.put((key(samples[i], len(convs[i]) - 1), r) for i, r in zip(todo, replies))
+            cache.put((key(i), r) for i, r in zip(todo, replies))
         still = []
         for i in active:
-            convs[i][-1].reply = cache.replies[key(samples[i], len(convs[i]) - 1)]
+            convs[i][-1].reply = cache.replies[key(i)]
             nxt = protocol.next(samples[i], images[i], convs[i])
             if nxt is not None:
                 convs[i].append(nxt)
@@ -94,16 +105,16 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
     if progress:
         from tqdm import tqdm
 
-        bar = tqdm(total=len(tasks) * count, unit="sample", desc=f"eval {runner.name}", file=sys.stderr)
+        bar = tqdm(total=len(tasks) * len(proto.indices(count)), unit="sample", desc=f"eval {runner.name}", file=sys.stderr)
     results, transcripts = [], []
     try:
         for task in tasks:
-            samples = task.samples(seed, range(count))
-            for lo in range(0, count, batch_size):
+            samples = task.samples(seed, proto.indices(count))
+            for lo in range(0, len(samples), batch_size):
                 chunk = samples[lo:lo + batch_size]
                 for s, turns in zip(chunk, _converse(chunk, proto, runner, cache, size)):
                     t = turns[proto.scored(turns)]
-                    parsed = parse_reply(t.reply, s.answer_type, s.options)
+                    parsed = proto.parse(t.reply, s)
                     results.append({"id": s.id, "task": s.task, "prompt": t.prompt, "reply": t.reply,
                                     "parsed": parsed.value, "correct": is_correct(parsed, s.answer_text, s.answer_type),
                                     "format_error": parsed.format_error, "gold": s.answer_text})
@@ -119,10 +130,13 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
     summary = summarise(results)
     _write(root / "results.json", json.dumps(results, indent=1, ensure_ascii=False) + "\n")
     _write(root / "transcripts.jsonl", "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in transcripts))
-    _write(root / "summary.md", to_markdown(summary, runner.name, pattern, count, seed, proto.name)
-           + "\n![accuracy per task](accuracy.png)\n\nBars: accuracy; grey tick: chance; red tick: p<0.05.\n")
+    from .elvis import report as elvis_report
     from .plots import accuracy_bars
 
+    families = elvis_report(results, root, runner.name)
+    _write(root / "summary.md", to_markdown(summary, runner.name, pattern, count, seed, proto.name)
+           + "\n![accuracy per task](accuracy.png)\n\nBars: accuracy; grey tick: chance; red tick: p<0.05.\n"
+           + ("\n" + families if families else ""))
     accuracy_bars(summary, root / "accuracy.png", f"{runner.name} on {pattern}")
     return summary
 

@@ -15,20 +15,38 @@ import torch
 
 from engine.sample import Sample
 
+from .parsing import Parsed, parse_reply
+
 
 @dataclass
 class Turn:
-    """One user turn: ``prompt`` with ``images`` (``[3,H,W]`` uint8), and the model's ``reply``."""
+    """One user turn: ``prompt`` with ``images`` (``[3,H,W]`` uint8), and the model's ``reply``.
+
+    ``shared``: a key naming a turn that several samples ask identically (e.g. one rule
+    induction per task), asked once and its reply reused; ``history``: whether the earlier
+    turns are sent with this one (False: a fresh conversation); ``gold``: the reply an oracle
+    gives to a turn that is not the scored one."""
 
     prompt: str
     images: list[torch.Tensor] = field(default_factory=list)
     reply: str | None = None
+    shared: str | None = None
+    history: bool = True
+    gold: str | None = None              # what an oracle replies to this turn (default: the sample's answer)
 
 
 class Protocol:
     """Override :meth:`first` and, for several turns, :meth:`next` and :meth:`scored`."""
 
     name = "protocol"
+
+    def indices(self, count: int) -> list[int]:
+        """The sample indices evaluated when ``count`` is asked (default ``0 .. count-1``)."""
+        return list(range(count))
+
+    def parse(self, reply: str, sample: Sample) -> Parsed:
+        """Read the scored reply (default: the answer type's strict-then-lenient parser)."""
+        return parse_reply(reply, sample.answer_type, sample.options)
 
     def first(self, sample: Sample, images: list[torch.Tensor]) -> Turn:
         raise NotImplementedError
@@ -51,10 +69,18 @@ class Direct(Protocol):
         return Turn(sample.question, list(images))
 
 
-PROTOCOLS = {"direct": Direct}
+PROTOCOLS: dict[str, type] = {"direct": Direct}
+
+
+def register_protocol(cls: type) -> type:
+    """Class decorator: make ``cls`` available as ``--protocol cls.name``."""
+    PROTOCOLS[cls.name] = cls
+    return cls
 
 
 def get_protocol(name: str) -> Protocol:
+    if name not in PROTOCOLS:
+        import evals.elvis  # noqa: F401  (the families register their protocols on import)
     if name not in PROTOCOLS:
         raise ValueError(f"protocol={name!r}; available: {', '.join(sorted(PROTOCOLS))}")
     return PROTOCOLS[name]()

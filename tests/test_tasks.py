@@ -2,7 +2,6 @@
 round trip, rendering at two resolutions. A newly registered task is tested here with no
 new test written."""
 import json
-from collections import defaultdict
 
 import pytest
 import torch
@@ -10,21 +9,13 @@ import torch
 from engine.answers import format_answer, parse_answer
 from engine.registry import get_task, list_tasks
 from engine.render import render
+from tests.selection import representatives
 
 ALL_TASKS = list_tasks()
 SEED = 1234
 
 
-def _representatives(ids, keep=8):
-    """Every task, except that a folder of more than ``keep`` tasks (e.g. one ELVIS category
-    with its factor grid) is represented by its first and last few; the slow run takes all."""
-    by = defaultdict(list)
-    for t in ids:
-        by[t.rsplit("/", 1)[0]].append(t)
-    return sorted(x for v in by.values() for x in (v if len(v) <= keep else v[:2] + v[-2:]))
-
-
-TASKS = _representatives(ALL_TASKS)
+TASKS = representatives(ALL_TASKS)
 
 
 def _images(samples, size):

@@ -92,20 +92,21 @@ def _describe(f: Factors, plural: bool = True) -> str:
     vals = CATEGORIES[f.category].values
     words = []
     if "size" in f.rel:
-        words.append(" or ".join(vals["size"]))
+        words.append(" or ".join({"medium": "medium-sized"}.get(v, v) for v in vals["size"]))
     if "color" in f.rel and CATEGORIES[f.category].principle != "similarity":
         words.append(" or ".join(vals["color"]))
     if "shape" in f.rel:
         shapes = [(_PLURAL.get(s, s + "s") if plural else s) for s in vals["shape"]]
         words.append(" or ".join(shapes))
-    else:
-        words.append("objects" if plural else "object")
+    elif not plural:
+        words.append("object")
     return " ".join(words)
 
 
 def _principle_sentence(f: Factors) -> str:
     G, c = f.groups, f.category
     n = "s" if G > 1 else ""
+    are = "are" if G > 1 else "is"
     return {
         "red_triangle": f"the objects form {G} groups by proximity",
         "grid": "the objects form a grid split by an empty row and an empty column into 4 groups",
@@ -114,9 +115,9 @@ def _principle_sentence(f: Factors) -> str:
         "fixed_number": f"the objects form {G} groups, each of one colour",
         "pacman": f"the pac-men form {G} groups, each facing one direction",
         "palette": f"the ring is divided into {G} sectors, each holding objects of one colour",
-        "feature_triangle": f"{G} illusory triangle{n} are induced by pac-men facing the centre",
-        "feature_square": f"{G} illusory square{n} are induced by pac-men facing the centre",
-        "feature_circle": f"{G} illusory circle{n} are cut out of four shapes at the corners of a square",
+        "feature_triangle": f"{G} illusory triangle{n} {are} induced by pac-men facing the centre",
+        "feature_square": f"{G} illusory square{n} {are} induced by pac-men facing the centre",
+        "feature_circle": f"{G} illusory circle{n} {are} cut out of four shapes at the corners of a square",
         "big_triangle": f"the objects lie along the outline{n} of {G} large triangle{n}",
         "big_square": f"the objects lie along the outline{n} of {G} large square{n}",
         "big_circle": f"the objects lie along the outline{n} of {G} large circle{n}",
@@ -136,7 +137,8 @@ def rule_text(f: Factors) -> str:
     parts = [_principle_sentence(f)]
     attrs = [p for p in f.rel if p in ("shape", "color", "size")]
     if cat.principle == "similarity" and "color" in f.rel:
-        parts.append("the groups are " + ", ".join(cat.values["color"][:f.groups]))
+        names = cat.values["color"][:f.groups]
+        parts.append("the groups are " + ", ".join(names[:-1]) + " and " + names[-1])
     if f.category == "red_triangle":
         parts.append(("every" if f.qualifier == "all" else "at least one") + " group contains a "
                      + _describe(f, plural=False))

@@ -1,0 +1,20 @@
+"""Which registered tasks the fast generic tests take."""
+from collections import defaultdict
+
+from engine.registry import list_tasks
+
+# One pattern per family that keeps the family's evaluation tests quick (ELVIS has 3,388 tasks).
+FAMILY_SAMPLE = {"elvis": "elvis/closure/feature_triangle/*"}
+
+
+def representatives(ids=None, keep: int = 8) -> list[str]:
+    """Every task, except that a folder of more than ``keep`` tasks (e.g. one ELVIS category
+    with its factor grid) is represented by its first and last two; slow runs take all."""
+    by = defaultdict(list)
+    for t in list_tasks() if ids is None else ids:
+        by[t.rsplit("/", 1)[0]].append(t)
+    return sorted(x for v in by.values() for x in (v if len(v) <= keep else v[:2] + v[-2:]))
+
+
+def family_pattern(family: str) -> str:
+    return FAMILY_SAMPLE.get(family, f"{family}/*")

@@ -1,0 +1,102 @@
+"""The ELVIS protocol (rule induction, then per-image classification), its parser and scorer."""
+import json
+
+import pytest
+
+from engine.registry import list_tasks
+from evals.elvis import f1_curve, grouped, induction_prompt, parse_label, task_metrics
+from evals.harness import evaluate
+from evals.runners import OracleRunner, RandomRunner
+
+TASKS = "elvis/closure/feature_square/*"
+
+
+@pytest.mark.parametrize("reply, label", [
+    ("positive", "positive"), ("Negative.", "negative"), ("  POSITIVE\n", "positive"),
+    ("The image is positive.", "positive"), ("not positive", "negative"), ("It is not negative.", "positive"),
+    ("Positive, not negative", "positive"), ("positive or negative", None), ("Positive. Negative.", None),
+    ("", None), ("I cannot tell", None), ("positively", None), (None, None),
+])
+def test_label_parser_reads_tricky_replies(reply, label):
+    p = parse_label(reply)
+    assert p.value == label and p.format_error == (label is None)
+    assert p.strict == (isinstance(reply, str) and reply.strip().lower() in ("positive", "negative"))
+
+
+def _r(task, gold, correct):
+    return {"task": task, "gold": gold, "correct": correct}
+
+
+def test_metrics_follow_their_definitions():
+    t1, t2 = "elvis/closure/feature_square/a", "elvis/symmetry/axis_symmetry/b"
+    results = ([_r(t1, "positive", True)] * 2 + [_r(t1, "positive", False)] + [_r(t1, "negative", True)] * 2
+               + [_r(t1, "negative", False)]
+               + [_r(t2, "positive", False)] * 3 + [_r(t2, "negative", True)] * 3 + [_r("shapes/x", "a", True)])
+    m = task_metrics(results)
+    assert set(m) == {t1, t2}
+    assert m[t1]["precision"] == pytest.approx(2 / 3) and m[t1]["recall"] == pytest.approx(2 / 3)
+    assert m[t1]["f1"] == pytest.approx(2 / 3) and m[t1]["accuracy"] == pytest.approx(4 / 6)
+    assert m[t2]["precision"] == 0 and m[t2]["recall"] == 0 and m[t2]["f1"] == 0 and m[t2]["accuracy"] == 0.5
+    g = grouped(m, "principle")
+    assert g["closure"]["f1"] == (pytest.approx(2 / 3), 0.0)
+    assert dict(f1_curve(m))[0.0] == 1.0 and dict(f1_curve(m))[0.5] == 0.5 and dict(f1_curve(m))[0.7] == 0.0
+
+
+class Counting:
+    name = "counting"
+
+    def __init__(self):
+        self.requests = []
+
+    def generate(self, requests):
+        self.requests += requests
+        return [r.gold for r in requests]
+
+
+@pytest.mark.parametrize("protocol", ["elvis", "elvis-blind"])
+def test_oracle_solves_every_task_with_one_rule_induction_per_task(tmp_path, protocol):
+    runner = Counting()
+    rows = evaluate(TASKS, runner, str(tmp_path), count=3, size=48, batch_size=4, progress=False, protocol=protocol)
+    tasks = list_tasks(TASKS)
+    assert set(rows) == set(tasks) and all(r["accuracy"] == 1.0 and r["n"] == 6 for r in rows.values())
+    inductions = [r for r in runner.requests if len(r.images) == 6]
+    assert len(inductions) == len(tasks) and len(runner.requests) == len(tasks) * 7
+    assert ("Principle under consideration: closure." in inductions[0].prompt) == (protocol == "elvis")
+    classify = [r for r in runner.requests if len(r.images) == 1]
+    assert all(r.history == [] and r.prompt.startswith("Using the following reasoning rules: ") for r in classify)
+    t = json.loads((tmp_path / "transcripts.jsonl").read_text().splitlines()[0])
+    assert [u["images"] for u in t["turns"]] == [6, 1] and t["turns"][0]["reply"].startswith("1 illusory square is induced by pac-men facing the centre, and all objects are red or blue.")
+    assert t["id"].endswith(":6")                        # the test split: indices 6..11
+    summary = (tmp_path / "summary.md").read_text()
+    assert "## ELVIS" in summary and "| feature_square | 10 | 1.000 ± 0.000" in summary
+    from PIL import Image
+
+    for name in ("elvis_f1_threshold.png", "elvis_categories.png"):
+        assert Image.open(tmp_path / name).size[0] == 760
+
+
+def test_train_images_come_positives_first(tmp_path):
+    runner = Counting()
+    evaluate(list_tasks(TASKS)[0], runner, str(tmp_path), count=2, size=32, progress=False, protocol="elvis")
+    induction = next(r for r in runner.requests if len(r.images) == 4)
+    assert induction.prompt == induction_prompt("closure", 2)
+    assert "positive examples are image 01, image 02. The negative examples are image 03, image 04." in induction.prompt
+
+
+def test_random_runner_scores_near_chance_under_the_protocol(tmp_path):
+    rows = evaluate("elvis/closure/feature_*", RandomRunner(5), str(tmp_path), count=3, size=16, batch_size=64,
+                    progress=False, protocol="elvis")
+    acc = sum(r["accuracy"] for r in rows.values()) / len(rows)
+    assert len(rows) == 68 and abs(acc - 0.5) < 4 * (0.25 / (68 * 6)) ** 0.5 + 0.01
+
+
+def test_resume_asks_nothing_again(tmp_path):
+    evaluate(TASKS, Counting(), str(tmp_path), count=3, size=32, progress=False, protocol="elvis")
+    again = Counting()
+    evaluate(TASKS, again, str(tmp_path), count=3, size=32, progress=False, protocol="elvis")
+    assert again.requests == []
+
+
+def test_unknown_protocol_names_the_available_ones(tmp_path):
+    with pytest.raises(ValueError, match="elvis-blind"):
+        evaluate(TASKS, OracleRunner(), str(tmp_path), count=3, size=32, progress=False, protocol="elvis-typo")
