@@ -250,7 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("eval", help="run a model on samples and score it (results.json, summary.md)")
     s.add_argument("pattern")
-    s.add_argument("--model", required=True, help="random, oracle, or the folder of a local Hugging Face checkpoint")
+    s.add_argument("--model", required=True, help="random, oracle, vit (ELVIS ViT-B/16 baseline; vit:WEIGHTS for local weights), "
+                        "or the folder of a local Hugging Face checkpoint")
     s.add_argument("--device", default="cpu")
     s.add_argument("--protocol", default="direct", help="evaluation protocol (direct: the question with every panel)")
     s.add_argument("--out", required=True)

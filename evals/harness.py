@@ -56,9 +56,10 @@ def _converse(samples, protocol: Protocol, runner: Runner, cache: _Cache, size: 
     active = list(range(len(samples)))
     while active:
         todo, seen = [], set()
+        stateful = getattr(runner, "stateful", False)    # keeps what a shared turn built in memory
         for i in active:
             k = key(i)
-            if k not in cache.replies and k not in seen:
+            if (k not in cache.replies or (stateful and convs[i][-1].shared)) and k not in seen:
                 seen.add(k)
                 todo.append(i)
         if todo:

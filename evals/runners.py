@@ -80,16 +80,22 @@ class OracleRunner:
 
 
 def make_runner(model: str, seed: int = 0, device: str = "cpu", batch_size: int = 8) -> Runner:
-    """``random``, ``oracle``, or the path of a local Hugging Face vision-language checkpoint."""
+    """``random``, ``oracle``, ``vit`` (the ELVIS ViT-B/16 baseline, randomly initialised) or
+    ``vit:WEIGHTS`` (from a local checkpoint folder), or the path of a local Hugging Face
+    vision-language checkpoint."""
     if model == "random":
         return RandomRunner(seed)
     if model == "oracle":
         return OracleRunner()
+    if model == "vit" or model.startswith("vit:"):
+        from .vit_baseline import ViTRunner
+
+        return ViTRunner(weights=model[4:] or None, seed=seed, device=device)
     from pathlib import Path
 
     if (Path(model) / "config.json").is_file():
         from .hf_runner import HFRunner
 
         return HFRunner(model, device=device, batch_size=batch_size)
-    raise ValueError(f"--model {model!r}: expected random, oracle or a folder holding a Hugging Face checkpoint "
-                     "(config.json); the ViT baseline is not available yet")
+    raise ValueError(f"--model {model!r}: expected random, oracle, vit, vit:WEIGHTS or a folder holding a Hugging Face "
+                     "checkpoint (config.json)")

@@ -100,3 +100,48 @@ def test_resume_asks_nothing_again(tmp_path):
 def test_unknown_protocol_names_the_available_ones(tmp_path):
     with pytest.raises(ValueError, match="elvis-blind"):
         evaluate(TASKS, OracleRunner(), str(tmp_path), count=3, size=32, progress=False, protocol="elvis-typo")
+
+
+TINY_VIT = dict(image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                intermediate_size=64)
+
+
+def test_vit_baseline_trains_a_fresh_classifier_per_task(tmp_path):
+    from evals.vit_baseline import ViTRunner
+
+    runner = ViTRunner(config=TINY_VIT, epochs=30, lr=3e-3)
+    t1, t2 = list_tasks(TASKS)[:2]
+    rows = evaluate(f"{TASKS[:-1]}rel-color_irr-size_g[12]", runner, str(tmp_path / "a"), count=3, size=32,
+                    batch_size=4, progress=False, protocol="elvis")
+    assert set(rows) == {t1, t2} and all(r["n"] == 6 and r["format_errors"] == 0 for r in rows.values())
+    first = json.loads((tmp_path / "a" / "results.json").read_text())
+    assert {r["parsed"] for r in first} <= {"positive", "negative"}
+    # a second runner, tasks in the other order: every task starts from the same weights
+    again = ViTRunner(config=TINY_VIT, epochs=30, lr=3e-3)
+    evaluate(t2, again, str(tmp_path / "b"), count=3, size=32, progress=False, protocol="elvis")
+    evaluate(t1, again, str(tmp_path / "b1"), count=3, size=32, progress=False, protocol="elvis")
+    second = json.loads((tmp_path / "b" / "results.json").read_text()) + json.loads(
+        (tmp_path / "b1" / "results.json").read_text())
+    assert sorted((r["id"], r["reply"]) for r in first) == sorted((r["id"], r["reply"]) for r in second)
+    assert "## ELVIS" in (tmp_path / "a" / "summary.md").read_text()
+
+
+def test_vit_baseline_fits_its_train_split():
+    from engine.outputs import render_samples
+    from engine.registry import get_task
+    from evals.vit_baseline import ViTRunner
+    from scenes.elvis import split_indices
+
+    runner = ViTRunner(config=TINY_VIT, epochs=200, lr=3e-3)
+    samples = get_task(list_tasks(TASKS)[0]).samples(0, split_indices(3)["train"])
+    samples = [s for s in samples if s.meta["label"] == 1] + [s for s in samples if s.meta["label"] == 0]
+    images = [ims[0] for ims in render_samples(samples, 32)]
+    key = runner.train(images, [1, 1, 1, 0, 0, 0])
+    assert runner.predict(key, images) == ["positive"] * 3 + ["negative"] * 3
+
+
+def test_vit_baseline_refuses_other_protocols(tmp_path):
+    from evals.vit_baseline import ViTRunner
+
+    with pytest.raises(ValueError, match="elvis protocol only"):
+        evaluate(list_tasks(TASKS)[0], ViTRunner(config=TINY_VIT), str(tmp_path), count=2, size=32, progress=False)
