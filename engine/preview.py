@@ -26,20 +26,31 @@ def printable(text: str) -> str:
 
 
 def pick(pattern: str, count: int, seed: int = 0) -> list[Sample]:
-    """``count`` samples spread evenly over the tasks matching ``pattern`` (index 0, 1, ...)."""
+    """``count`` samples spread over the tasks matching ``pattern``: round-robin over their
+    folders (e.g. one ELVIS category each) and evenly within a folder. The i-th pick is
+    sample index i of its task, so families whose index picks the kind of sample (ELVIS:
+    positives at even indices, negatives at odd ones) show every kind."""
     if int(count) != count or count <= 0:
         raise ValueError(f"count={count!r} must be a positive integer")
-    tasks = resolve(pattern)
-    if count >= len(tasks):
-        chosen = [(tasks[i % len(tasks)], i // len(tasks)) for i in range(count)]
-    else:
-        chosen = [(tasks[(i * len(tasks)) // count], 0) for i in range(count)]
+    folders: dict[str, list] = {}
+    for t in resolve(pattern):
+        folders.setdefault(t.id.rsplit("/", 1)[0], []).append(t)
+    groups = list(folders.values())
+    chosen = []
+    for i in range(count):
+        if count <= len(groups):
+            g = groups[(i * len(groups)) // count]
+            chosen.append((g[len(g) // 2], i))
+        else:
+            g = groups[i % len(groups)]
+            rounds = -(-count // len(groups))
+            chosen.append((g[((i // len(groups)) * len(g)) // rounds], i))
     return [t.sample(seed, idx) for t, idx in chosen]
 
 
 def contact_sheet(samples: list[Sample], size: int = 192, cols: int | None = None) -> torch.Tensor:
     """A ``[3, H, W]`` uint8 sheet: per sample its panels side by side, then captions with the
-    task id, question (wrapped) and answer."""
+    task id, question (or the sample's ``meta["caption"]``, wrapped) and answer."""
     if not samples:
         raise ValueError("a contact sheet needs at least one sample")
     flat = [p for s in samples for p in s.panels]
@@ -63,7 +74,8 @@ def contact_sheet(samples: list[Sample], size: int = 192, cols: int | None = Non
         x0, y0 = c * cell_w + 8, r * cell_h + 8
         w, h = tile.shape[2], tile.shape[1]
         sheet.sprite(tile, ((x0 + w / 2) * u, (y0 + h / 2) * u), (w * u, h * u))
-        lines = [s.task] + textwrap.wrap("Q: " + printable(s.question), chars)[: CAPTION_LINES - 2]
+        about = s.meta.get("caption") or "Q: " + s.question      # a family may caption its samples itself
+        lines = [s.task] + textwrap.wrap(printable(about), chars)[: CAPTION_LINES - 2]
         lines.append(printable("A: " + s.answer_text)[:chars])
         for j, line in enumerate(lines):
             y = y0 + size + 8 + CAPTION_PX * (j + 0.5)

@@ -45,7 +45,7 @@ BAD = [
     (["generate", "shapes/*", "--out", "{tmp}/o", "--size", "nan"], "size='nan' must be a whole number of pixels"),
     (["generate", "shapes/*", "--out", "{tmp}/o", "--size", "-4"], "size='-4' must be a whole number of pixels"),
     (["generate", "shapes/*", "--out", "{tmp}/file/o"], "cannot create output directory"),
-    (["generate", "elvis/*", "--out", "{tmp}/o"], "no registered task matches 'elvis/*'"),
+    (["generate", "elvis/proximty/*", "--out", "{tmp}/o"], "no registered task matches 'elvis/proximty/*'"),
     (["preview", "shapes/*", "--out", "{tmp}/x.png", "--count", "-1"], "--count must be a positive integer"),
     (["render", "{tmp}/bad.json", "--out", "{tmp}/b.png"], "unknown primitive kind 'blob'; allowed: circle"),
 ]

@@ -189,7 +189,8 @@ def sample_elvis(rng: np.random.Generator, index: int, category: str, rel, irr, 
             "negative": kind, "rule": {"text": rule_text(f), "structure": rule_structure(f)},
             "constraints": {"kept": [c for c in constraints if c not in broken], "broken": list(broken)},
             "objects": objects, "background": lay.behind, "occluders": lay.front,
-            "structure": _jsonable(lay.info), "group_sizes": count_rule}
+            "structure": _jsonable(lay.info), "group_sizes": count_rule,
+            "caption": "Rule: " + rule_text(f) + ("" if label else f" Broken: {', '.join(broken)}.")}
     return Draw(scene, QUESTION, LABELS[0] if label else LABELS[1], "fixed", options=list(LABELS), meta=meta)
 
 
