@@ -122,8 +122,9 @@ def cmd_demo(a) -> int:
     from .registry import list_tasks
 
     out = Path(a.out)
-    m = generate(a.pattern, str(out), seed=a.seed, count=a.count, size=a.size[0], progress=not a.quiet)
-    sheet = preview(a.pattern, out / "contact_sheet.png", count=max(len(list_tasks(a.pattern)), 8), seed=a.seed)
+    m = generate(a.pattern, str(out), seed=a.seed, count=a.count, size=a.size[0], progress=not a.quiet, workers=2)
+    sheet = preview(a.pattern, out / "contact_sheet.png", count=min(max(len(list_tasks(a.pattern)), 8), 24),
+                    seed=a.seed)
     print(f"wrote {m['total']} samples of {len(m['tasks'])} tasks to {out}/ and a contact sheet at {sheet}")
     return 0
 
