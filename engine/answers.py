@@ -1,6 +1,7 @@
 """Answer types and their canonical text form.
 
-``single``: one value (``"7"``, ``"red"``); ``fixed``: one of the sample's ``options``;
+``single``: one value (``"7"``, ``"red"``); ``fixed``: a fixed-length answer, one of the
+sample's ``options`` when it has them (a choice), else one string such as ``"2 5"``;
 ``list``: ordered values; ``set``: unordered values. Lists and sets are written as
 ``[a, b, c]`` (sets sorted), which :func:`parse_answer` reads back strictly.
 """
@@ -16,7 +17,7 @@ def check_answer(answer, answer_type: str, options=None) -> None:
     if answer_type in ("single", "fixed"):
         if not isinstance(answer, str) or not answer:
             raise ValueError(f"a {answer_type} answer must be a non-empty string, got {answer!r}")
-        if answer_type == "fixed" and (not options or answer not in options):
+        if answer_type == "fixed" and options and answer not in options:
             raise ValueError(f"fixed answer {answer!r} is not among its options {options!r}")
     else:
         if not isinstance(answer, (list, tuple)) or not all(isinstance(a, str) and a for a in answer):

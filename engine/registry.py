@@ -34,6 +34,7 @@ class Task:
     description: str = ""
     answer_distribution: dict | None = None   # gold answer -> probability, when known exactly
     rank: int = 0                             # position in a family's results table
+    reader: Callable | None = field(default=None, repr=False)   # reply, sample -> Parsed (the family's format)
 
     @property
     def family(self) -> str:
@@ -68,12 +69,14 @@ def _takes_index(fn) -> bool:
     return "index" in inspect.signature(fn).parameters
 
 
-def register_task(pattern: str, description: str = "", answer_distribution=None, rank: int = 0, **grid):
+def register_task(pattern: str, description: str = "", answer_distribution=None, rank: int = 0, reader=None,
+                  **grid):
     """Register ``fn`` once per combination of ``grid`` values, with id ``pattern.format(**params)``.
 
     ``answer_distribution`` (a dict, or a callable of the params returning one) states the
     exact distribution of gold answers, from which chance baselines are computed; ``rank``
-    orders a family's tasks in its results table.
+    orders a family's tasks in its results table; ``reader(reply, sample) -> Parsed`` reads
+    replies written in the family's own answer format (default: ``evals.parsing``).
 
     Example::
 
@@ -89,7 +92,7 @@ def register_task(pattern: str, description: str = "", answer_distribution=None,
                 raise ValueError(f"task id {tid!r} is registered twice")
             dist = answer_distribution(**params) if callable(answer_distribution) else answer_distribution
             _TASKS[tid] = Task(tid, fn, params, description or (fn.__doc__ or "").strip().split("\n")[0],
-                               dist, rank)
+                               dist, rank, reader)
         return fn
     return deco
 

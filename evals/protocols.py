@@ -45,8 +45,12 @@ class Protocol:
         return list(range(count))
 
     def parse(self, reply: str, sample: Sample) -> Parsed:
-        """Read the scored reply (default: the answer type's strict-then-lenient parser)."""
-        return parse_reply(reply, sample.answer_type, sample.options)
+        """Read the scored reply: the task's own reader when its family has an answer format,
+        else the answer type's strict-then-lenient parser."""
+        from engine.registry import get_task
+
+        reader = get_task(sample.task).reader
+        return reader(reply, sample) if reader else parse_reply(reply, sample.answer_type, sample.options)
 
     def first(self, sample: Sample, images: list[torch.Tensor]) -> Turn:
         raise NotImplementedError
@@ -66,7 +70,7 @@ class Direct(Protocol):
     name = "direct"
 
     def first(self, sample: Sample, images: list[torch.Tensor]) -> Turn:
-        return Turn(sample.question, list(images))
+        return Turn(sample.question, list(images), gold=sample.meta.get("gold_text"))
 
 
 PROTOCOLS: dict[str, type] = {"direct": Direct}

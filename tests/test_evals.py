@@ -48,8 +48,12 @@ def test_three_line_and_list_replies():
 
 @pytest.mark.parametrize("task_id", representatives())
 def test_every_gold_answer_parses_strictly_to_itself(task_id):
-    for s in get_task(task_id).samples(0, range(5)):
-        p = parse_reply(s.answer_text, s.answer_type, s.options)
+    task = get_task(task_id)
+    for s in task.samples(0, range(0, 200, 37)):
+        if task.reader:                              # the family's own answer format
+            p = task.reader(s.meta["gold_text"], s)
+        else:
+            p = parse_reply(s.answer_text, s.answer_type, s.options)
         assert p.strict and is_correct(p, s.answer_text, s.answer_type)
 
 

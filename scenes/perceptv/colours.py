@@ -1,0 +1,181 @@
+"""Percept-V domains about colours, layers, figure-ground and reflections."""
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+import torch
+
+from engine.placement import PlacementError
+from engine.scene import Scene
+
+from .common import BASIC, PALETTE, WHITE, Form, domain, legend, pick, place, shape
+
+BASIC4 = ("circle", "triangle", "square", "pentagon")
+PALETTE_NAMES = tuple(PALETTE)
+COLOUR_WORDS = PALETTE_NAMES
+
+
+@domain("colours_present", "fixed", "M", 20,
+        Form("fixed", ("ANSWER",), item="words", sep=", ", space=True, vocab=("yes", "no")))
+def colours_present(rng, n, instance):
+    """n shapes in n different palette colours, with the palette legend; yes/no per palette colour."""
+    names = pick(rng, PALETTE_NAMES, n)
+    s = Scene(background=WHITE)
+    for name, p in zip(names, place(rng, np.full(n, 0.045), (0.03, 0.03, 0.97, 0.74), 0.02)):
+        shape(s, pick(rng, BASIC4), tuple(p), 0.04, PALETTE[name], outline=(0, 0, 0), stroke=0.003)
+    legend(s)
+    return s, " ".join("yes" if c in names else "no" for c in PALETTE_NAMES), {"colours": names}
+
+
+@domain("layered_colours", "list", "SM,FG,C", 20,
+        Form("list", ("COLOURS",), item="word", sep=" , ", space=True, vocab=COLOUR_WORDS))
+def layered_colours(rng, n, instance):
+    """n concentric discs in n palette colours, with the legend; colours from inside out."""
+    names = pick(rng, PALETTE_NAMES, n)
+    s = Scene(background=WHITE)
+    radii = np.linspace(0.37, 0.02, n) if n > 1 else np.array([0.37])
+    for name, r in zip(names, radii):            # largest first
+        s.circle((0.5, 0.4), float(r), color=PALETTE[name])
+        s.circle((0.5, 0.4), float(r), color=(0, 0, 0), fill=False, stroke=0.002)
+    legend(s)
+    return s, list(reversed(names)), {"outside_in": names}
+
+
+LAYER_SIDES = {"diamond": 4, "hexagon": 6, "octagon": 8}
+
+
+@domain("layered_shapes", "list", "SM,FG,C", 20,
+        Form("list", ("SHAPES",), item="word", sep=" , ", space=True, vocab=("circle", *LAYER_SIDES)))
+def layered_shapes(rng, n, instance):
+    """n nested polygons, each inscribed in the one around it; names from inside out."""
+    kinds = [pick(rng, list(LAYER_SIDES)) for _ in range(n)]
+    fills = []
+    while len(fills) < n:
+        c = tuple(int(v) for v in rng.integers(50, 206, 3))
+        if all(sum((a - b) ** 2 for a, b in zip(c, f)) > 500 for f in fills):
+            fills.append(c)
+    s = Scene(background=WHITE)
+    r = 0.445
+    for k, col in zip(kinds, fills):
+        sides = LAYER_SIDES[k]
+        # first vertex pointing right (the 4-gon is a diamond); the engine's polygons point up
+        s.polygon((0.5, 0.5), r, sides, rotation=-90.0, color=col)
+        s.polygon((0.5, 0.5), r, sides, rotation=-90.0, color=(0, 0, 0), fill=False, stroke=0.002)
+        r *= math.cos(math.pi / sides)
+    return s, list(reversed(kinds)), {"outside_in": kinds}
+
+
+@functools.lru_cache(maxsize=10)
+def background(k: int, size: int = 512) -> torch.Tensor:
+    """Busy background ``k`` (0..9): a deterministic procedural texture, ``[3, size, size]`` uint8."""
+    g = torch.Generator().manual_seed(1000 + k)
+    y, x = torch.meshgrid(torch.linspace(0, 1, size), torch.linspace(0, 1, size), indexing="ij")
+    kind = k % 5
+    base = torch.rand(3, generator=g) * 0.6 + 0.2
+    if kind == 0:                                      # smooth colour noise
+        low = torch.rand(3, 1, 12, 12, generator=g)
+        img = torch.nn.functional.interpolate(low, size=(size, size), mode="bicubic", align_corners=False)[:, 0]
+    elif kind == 1:                                    # interference stripes
+        f = torch.rand(3, 2, generator=g) * 40 + 10
+        img = torch.stack([0.5 + 0.5 * torch.sin(f[i, 0] * x + f[i, 1] * y * (1 + i)) for i in range(3)])
+    elif kind == 2:                                    # checkered tiles of random colours
+        n = 8 + k
+        tiles = torch.rand(3, n, n, generator=g)
+        img = tiles[:, (y * n).long().clamp(max=n - 1), (x * n).long().clamp(max=n - 1)]
+    elif kind == 3:                                    # overlapping blobs
+        img = base[:, None, None].expand(3, size, size).clone()
+        for _ in range(40):
+            cx, cy, r = torch.rand(3, generator=g)
+            col = torch.rand(3, generator=g)
+            m = ((x - cx) ** 2 + (y - cy) ** 2) < (0.03 + 0.12 * r) ** 2
+            img[:, m] = col[:, None]
+    else:                                              # fine grain on a gradient
+        img = torch.stack([base[i] * (0.6 + 0.4 * x) for i in range(3)]) + torch.rand(3, size, size, generator=g) * 0.35
+    return (img.clamp(0, 1) * 255).round().to(torch.uint8)
+
+
+def _busy(n, instance, radius, rng):
+    s = Scene(background=WHITE)
+    s.sprite(background(instance % 10), (0.5, 0.5), (1.0, 1.0))
+    return s, place(rng, np.full(n, radius), (0.02, 0.02, 0.98, 0.98), 0.02)
+
+
+@domain("list_colours", "set", "M,FG", 20,
+        Form("set", ("COLOURS",), item="word", sep=", ", space=True, vocab=COLOUR_WORDS))
+def list_colours(rng, n, instance):
+    """n shapes in n palette colours on busy background ``instance % 10``, with the legend."""
+    names = pick(rng, PALETTE_NAMES, n)
+    s = Scene(background=WHITE)
+    s.sprite(background(instance % 10), (0.5, 0.38), (1.0, 0.76))
+    for name, p in zip(names, place(rng, np.full(n, 0.05), (0.02, 0.02, 0.98, 0.74), 0.02)):
+        shape(s, pick(rng, BASIC4), tuple(p), 0.05, PALETTE[name])
+    legend(s)
+    return s, sorted(names), {"background": instance % 10}
+
+
+@domain("list_shapes", "set", "M,FG", 40,
+        Form("set", ("SHAPES",), item="word", sep=", ", space=True, vocab=BASIC4))
+def list_shapes(rng, n, instance):
+    """n red, green or blue shapes on busy background ``instance % 10``; the kinds present."""
+    s, centres = _busy(n, instance, 0.045, rng)
+    kinds = [pick(rng, BASIC4) for _ in range(n)]
+    for k, p in zip(kinds, centres):
+        shape(s, k, tuple(p), 0.045, BASIC[pick(rng, ["red", "green", "blue"])], outline=(0, 0, 0), stroke=0.002)
+    return s, sorted(set(kinds)), {"shapes": kinds, "background": instance % 10}
+
+
+@domain("inside_circles", "single", "SR", 40,
+        Form("single", ("ANSWER",), item="word", case="title", space=True, vocab=("yes", "no")))
+def inside_circles(rng, n, instance):
+    """n black outline circles and a red dot: is the dot's centre inside any circle?"""
+    s = Scene(background=WHITE)
+    to = lambda v: (v + 0.7) / 2.1  # noqa: E731  (the reference's axes span -0.7..1.4)
+    circles = [(rng.uniform(0.1, 0.9, 2), rng.uniform(0.1, 0.5)) for _ in range(n)]
+    dot = rng.uniform(0.1, 0.9, 2)
+    for c, r in circles:
+        s.circle((to(c[0]), to(1 - c[1])), r / 2.1, color=(0, 0, 0), fill=False, stroke=0.004)
+    s.circle((to(dot[0]), to(1 - dot[1])), 0.05 / 2.1, color=(255, 0, 0))
+    inside = any(math.dist(dot, c) < r for c, r in circles)
+    if any(abs(math.dist(dot, c) - r) < 0.01 for c, r in circles):
+        raise PlacementError("the dot sits on a circle's outline")
+    return s, "yes" if inside else "no", {}
+
+
+MIRROR_COLOURS = ("red", "green", "blue", "yellow", "orange", "black")
+
+
+def _reflect(rng, n, vertical: bool):
+    r = 0.018
+    lo = (0.02, 0.02, 0.5 - 0.004, 0.98) if vertical else (0.02, 0.02, 0.98, 0.5 - 0.004)
+    centres = place(rng, np.full(2 * n, r), lo, 0.012)
+    kinds = [pick(rng, BASIC4) for _ in range(2 * n)]
+    cols = [pick(rng, MIRROR_COLOURS) for _ in range(2 * n)]
+    moved = set(rng.choice(2 * n, n, replace=False).tolist())
+    panels = []
+    for k in range(2):
+        s = Scene(background=WHITE)
+        if vertical:
+            s.line((0.5, 0.0), (0.5, 1.0), width=0.004, color=(31, 119, 180))
+        else:
+            s.line((0.0, 0.5), (1.0, 0.5), width=0.004, color=(31, 119, 180))
+        for i, (p, kind, col) in enumerate(zip(centres, kinds, cols)):
+            x, y = float(p[0]), float(p[1])
+            if k == 1 and i in moved:
+                x, y = (1 - x, y) if vertical else (x, 1 - y)
+            shape(s, kind, (x, y), r, BASIC[col])
+        panels.append(s)
+    return panels, str(n), {"moved": sorted(moved)}
+
+
+@domain("mirror_image", "single", "FC", 40, Form("single", ("COUNT",), space=True))
+def mirror_image(rng, n, instance):
+    """Two images; n of the 2n objects left of a vertical line move to their mirror position."""
+    return _reflect(rng, n, True)
+
+
+@domain("water_image", "single", "FC", 40, Form("single", ("COUNT",), space=True))
+def water_image(rng, n, instance):
+    """Two images; n of the 2n objects above a horizontal line move to their reflection below."""
+    return _reflect(rng, n, False)

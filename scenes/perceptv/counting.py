@@ -1,0 +1,200 @@
+"""Percept-V domains that count or locate objects in scattered scenes (one or two panels)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from engine.placement import PlacementError
+from engine.scene import Scene
+
+from .common import BASIC, WHITE, Form, domain, pick, place, shape
+
+COUNT = Form("single", ("COUNT",))
+COUNT_SPACED = Form("single", ("COUNT",), space=True)
+RGB3 = {"red": BASIC["red"], "blue": BASIC["blue"], "green": BASIC["green"]}
+
+
+def _circles(rng, n, rmin, rmax, bounds=(0.02, 0.02, 0.98, 0.98), gap=0.008):
+    radii = rng.uniform(rmin, rmax, n)
+    return place(rng, radii, bounds, gap), radii
+
+
+@domain("change_colour", "single", "D", 40, COUNT)
+def change_colour(rng, n, instance):
+    """Two images of 2n circles; n of them change colour (red -> blue -> green -> red)."""
+    c, r = _circles(rng, 2 * n, 0.012, 0.035)
+    cols = [pick(rng, list(RGB3)) for _ in range(2 * n)]
+    changed = sorted(rng.choice(2 * n, n, replace=False).tolist())
+    after = list(cols)
+    for i in changed:
+        after[i] = {"red": "blue", "blue": "green", "green": "red"}[cols[i]]
+    panels = []
+    for cs in (cols, after):
+        s = Scene(background=WHITE)
+        for p, rad, col in zip(c, r, cs):
+            s.circle(tuple(p), float(rad), color=RGB3[col])
+        panels.append(s)
+    return panels, str(n), {"changed": changed, "colours": [cols, after]}
+
+
+@domain("circle_boxes", "single", "M", 60, COUNT)
+def circle_boxes(rng, n, instance):
+    """2n red circles split at random between the two sides of a blue partition."""
+    left = int(rng.integers(0, 2 * n + 1))
+    right = 2 * n - left
+    r = 0.02
+    s = Scene(background=WHITE)
+    s.line((0.5, 0.0), (0.5, 1.0), width=0.006, color=(31, 119, 180))
+    for k, (lo, hi) in ((left, (0.02, 0.48)), (right, (0.52, 0.98))):
+        if k:
+            for p in place(rng, np.full(k, r), (lo, 0.02, hi, 0.98), 0.01):
+                s.circle(tuple(p), r, color=(255, 0, 0))
+    return s, str(max(left, right) - n), {"left": left, "right": right}
+
+
+@domain("circle_location", "fixed", "SR", 40, Form("fixed", ("QUADRANT", "COUNT")))
+def circle_location(rng, n, instance):
+    """n black circles in four quadrants; the fullest quadrant (ties: lower number) and its count."""
+    r = 0.025
+    s = Scene(background=WHITE)
+    s.line((0.5, 0.02), (0.5, 0.98), width=0.002, color=(0, 0, 0))
+    s.line((0.02, 0.5), (0.98, 0.5), width=0.002, color=(0, 0, 0))
+    centres = []
+    for _ in range(n):
+        for _ in range(400):
+            p = rng.uniform(0.03, 0.97, 2)
+            if abs(p[0] - 0.5) > r + 0.004 and abs(p[1] - 0.5) > r + 0.004 and all(math.dist(p, q) > 2 * r + 0.006 for q in centres):
+                centres.append(p)
+                break
+        else:
+            raise PlacementError("no room for a circle")
+    counts = [0, 0, 0, 0]
+    for x, y in centres:
+        q = (1 if y < 0.5 else 4) if x > 0.5 else (2 if y < 0.5 else 3)
+        counts[q - 1] += 1
+        s.circle((float(x), float(y)), r, color=(0, 0, 0))
+    best = int(np.argmax(counts))
+    return s, f"{best + 1} {counts[best]}", {"counts": counts}
+
+
+@domain("count_coloured_circles", "single", "M", 40, COUNT)
+def count_coloured_circles(rng, n, instance):
+    """2n circles, n of them red, the others blue, green or yellow."""
+    c, r = _circles(rng, 2 * n, 0.012, 0.025)
+    red = set(rng.choice(2 * n, n, replace=False).tolist())
+    s = Scene(background=WHITE)
+    for i, (p, rad) in enumerate(zip(c, r)):
+        s.circle(tuple(p), float(rad), color=BASIC["red"] if i in red else BASIC[pick(rng, ["blue", "green", "yellow"])])
+    return s, str(n), {"red": sorted(red)}
+
+
+@domain("counting_circles", "single", "FC", 60, COUNT)
+def counting_circles(rng, n, instance):
+    """n black circles of random sizes."""
+    c, r = _circles(rng, n, 0.012, 0.035)
+    s = Scene(background=WHITE)
+    for p, rad in zip(c, r):
+        s.circle(tuple(p), float(rad), color=(0, 0, 0))
+    return s, str(n), {"centres": c.round(4).tolist(), "radii": r.round(4).tolist()}
+
+
+@domain("counting_locations", "fixed", "SR", 30, Form("fixed", ("ABOVE", "BELOW")))
+def counting_locations(rng, n, instance):
+    """A brown bar with n circles above and n below (faithful: always equal counts)."""
+    r = 0.03
+    s = Scene(background=WHITE)
+    s.rectangle((0.5, 0.5), (0.96, 0.06), color=(165, 42, 42))
+    up = place(rng, np.full(n, r), (0.02, 0.02, 0.98, 0.46), 0.01)
+    down = place(rng, np.full(n, r), (0.02, 0.54, 0.98, 0.98), 0.01)
+    for p in np.concatenate([up, down]):
+        s.circle(tuple(p), r, color=BASIC[pick(rng, ["red", "blue", "green", "yellow"])])
+    return s, f"{n} {n}", {"above": n, "below": n}
+
+
+SHAPES3 = ("circle", "triangle", "square")
+
+
+@domain("counting_shapes", "fixed", "D,M,FC", 40, Form("fixed", ("CIRCLES", "TRIANGLES", "SQUARES")))
+def counting_shapes(rng, n, instance):
+    """n black circles, triangles and squares."""
+    kinds = [pick(rng, SHAPES3) for _ in range(n)]
+    r = rng.uniform(0.02, 0.04, n)
+    s = Scene(background=WHITE)
+    for k, p, rad in zip(kinds, place(rng, r * 1.2, (0.06, 0.06, 0.94, 0.94), 0.01), r):
+        shape(s, k, tuple(p), float(rad), (0, 0, 0))
+    counts = [kinds.count(k) for k in SHAPES3]
+    return s, " ".join(map(str, counts)), {"shapes": kinds}
+
+
+@domain("vanishing_objects", "single", "D", 40, COUNT)
+def vanishing_objects(rng, n, instance):
+    """2n black shapes; the second image lacks n of them."""
+    kinds = [pick(rng, SHAPES3) for _ in range(2 * n)]
+    r = rng.uniform(0.015, 0.03, 2 * n)
+    c = place(rng, r * 1.3, (0.04, 0.04, 0.96, 0.96), 0.01)
+    gone = set(rng.choice(2 * n, n, replace=False).tolist())
+    panels = []
+    for drop in (set(), gone):
+        s = Scene(background=WHITE)
+        for i, (k, p, rad) in enumerate(zip(kinds, c, r)):
+            if i not in drop:
+                shape(s, k, tuple(p), float(rad), (0, 0, 0))
+        panels.append(s)
+    return panels, str(n), {"removed": sorted(gone), "shapes": kinds}
+
+
+NUMBERED = Form("set", ("CIRCLES",))
+
+
+@domain("numbered_shapes", "set", "M,FC", 30, NUMBERED)
+def numbered_shapes(rng, n, instance):
+    """2n numbered shapes, n of them circles; the numbers on the circles."""
+    kinds = ["circle"] * n + [pick(rng, ["triangle", "square", "pentagon"]) for _ in range(n)]
+    order = rng.permutation(2 * n)
+    kinds = [kinds[i] for i in order]
+    r = 0.045 if n <= 10 else 0.032
+    s = Scene(background=WHITE)
+    for i, (k, p) in enumerate(zip(kinds, place(rng, np.full(2 * n, r), (0.02, 0.02, 0.98, 0.98), 0.008))):
+        shape(s, k, tuple(p), r, BASIC[pick(rng, ["red", "green", "blue"])])
+        s.text(str(i + 1), (float(p[0]), float(p[1]) + (0.008 if k == "triangle" else 0)), height=r * 0.9,
+               color=(255, 255, 255))
+    return s, sorted(str(i + 1) for i, k in enumerate(kinds) if k == "circle"), {"shapes": kinds}
+
+
+@domain("graph_counting", "fixed", "M", 25, Form("fixed", ("NODES", "EDGES")))
+def graph_counting(rng, n, instance):
+    """A node-link drawing of a random graph with n nodes (possibly disconnected)."""
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    m = 0 if n == 1 else int(rng.integers(n - 1, min(len(pairs), n + 5) + 1))
+    edges = [pairs[int(k)] for k in rng.choice(len(pairs), m, replace=False)] if m else []
+    pos = _spring(rng, n, edges)
+    r = 0.05 if n <= 10 else 0.035
+    pos = place(rng, np.full(n, r), (0.02, 0.02, 0.98, 0.98), 0.03) if _crowded(pos, r) else pos
+    s = Scene(background=WHITE)
+    for i, j in edges:
+        s.line(tuple(pos[i]), tuple(pos[j]), width=0.004, color=(128, 128, 128))
+    for p in pos:
+        s.circle(tuple(p), r, color=(173, 216, 230))
+    return s, f"{n} {m}", {"edges": [list(e) for e in edges], "positions": np.round(pos, 4).tolist()}
+
+
+def _spring(rng, n, edges, steps=120) -> np.ndarray:
+    """A force-directed layout in [0.08, 0.92]^2 (repulsion between all nodes, springs on edges)."""
+    p = rng.uniform(0.2, 0.8, (n, 2))
+    for t in range(steps):
+        d = p[:, None] - p[None]
+        dist = np.hypot(d[..., 0], d[..., 1]) + np.eye(n) + 1e-6
+        force = (d / dist[..., None] ** 3 * 0.002).sum(1)
+        for i, j in edges:
+            v = p[j] - p[i]
+            force[i] += v * 0.5
+            force[j] -= v * 0.5
+        p = np.clip(p + force * (1 - t / steps) * 0.5, 0.0, 1.0)
+    lo, hi = p.min(0), p.max(0)
+    return 0.08 + (p - lo) / np.maximum(hi - lo, 1e-6) * 0.84
+
+
+def _crowded(pos, r) -> bool:
+    d = np.hypot(*(pos[:, None] - pos[None]).transpose(2, 0, 1)) + np.eye(len(pos)) * 9
+    return bool((d < 2 * r + 0.02).any())

@@ -1,0 +1,131 @@
+"""Percept-V domains built from rows or a line-up of objects: compare, identify, match, sort.
+
+The reference draws one row per inch on a tall figure; here the rows share the square
+canvas (row height ``1 / (n + 1)``), so large sizes want a larger ``--size``.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.scene import Scene
+
+from .common import WHITE, Form, domain, pick, shape
+
+ROW_SHAPES = ("circle", "triangle", "square", "pentagon")
+
+
+def _rows(n):
+    """Row centres (top to bottom) and the row height."""
+    h = 1.0 / (n + 1)
+    return [h * (i + 1) for i in range(n)], h
+
+
+def _separators(s: Scene, ys, h, every=True):
+    for y in (ys if every else ys[:-1]):
+        s.line((0.0, y + h / 2), (1.0, y + h / 2), width=0.004, color=(0, 0, 0))
+
+
+@domain("comparing_size", "list", "D,SM,SR", 30,
+        Form("list", ("ANSWER",), item="word", sep=" ", case="title", vocab=("blue", "green")))
+def comparing_size(rng, n, instance):
+    """Rows of a blue and a green circle; which is bigger in each row, top to bottom."""
+    ys, h = _rows(n)
+    s = Scene(background=WHITE)
+    answer = []
+    for y in ys:
+        while True:
+            r1, r2 = rng.uniform(0.25, 1.0, 2)
+            if abs(r1 - r2) >= 0.25:
+                break
+        scale = min(0.2, h * 0.4)
+        s.circle((0.25, y), r1 * scale, color=(0, 0, 255))
+        s.circle((0.75, y), r2 * scale, color=(0, 128, 0))
+        answer.append("blue" if r1 > r2 else "green")
+    _separators(s, ys, h)
+    return s, answer, {}
+
+
+ID_SHAPES = {"circle": (0, 0, 255), "triangle": (255, 0, 0), "diamond": (0, 128, 0), "pentagon": (0, 191, 191),
+             "hexagon": (191, 0, 191)}
+
+
+@domain("identifying_shapes", "list", "M", 30,
+        Form("list", ("ANSWER",), item="word", sep=" ", case="title", vocab=tuple(ID_SHAPES)))
+def identifying_shapes(rng, n, instance):
+    """Rows of one coloured shape each; the shape names, top to bottom."""
+    ys, h = _rows(n)
+    s = Scene(background=WHITE)
+    kinds = [pick(rng, list(ID_SHAPES)) for _ in ys]
+    for y, k in zip(ys, kinds):
+        shape(s, k, (0.5, y), min(0.2, h * 0.36), ID_SHAPES[k])
+    _separators(s, ys, h, every=False)
+    return s, kinds, {}
+
+
+def _matching(rng, n, second):
+    ys, h = _rows(n)
+    first = [pick(rng, ROW_SHAPES) for _ in ys]
+    other = [pick(rng, ROW_SHAPES) for _ in ys]
+    panels = []
+    for kinds, style in ((first, "filled"), (other, second)):
+        s = Scene(background=WHITE)
+        for y, k in zip(ys, kinds):
+            r = min(0.2, h * 0.32)
+            if style == "outline":
+                shape(s, k, (0.5, y), r, (0, 0, 255), fill=False, stroke=0.006)
+            else:
+                shape(s, k, (0.5, y), r, (0, 0, 255), flip=style == "shadow")
+        _separators(s, ys, h)
+        panels.append(s)
+    return panels, str(sum(a == b for a, b in zip(first, other))), {"first": first, "second": other}
+
+
+@domain("match_outline", "single", "D,SM,C", 30, Form("single", ("ANSWER",)))
+def match_outline(rng, n, instance):
+    """Two images of n rows: filled shapes, then outlines; how many rows match."""
+    return _matching(rng, n, "outline")
+
+
+@domain("match_shadow", "single", "D,SM,C", 30, Form("single", ("ANSWER",)))
+def match_shadow(rng, n, instance):
+    """Two images of n rows: shapes, then upside-down silhouettes; how many rows match."""
+    return _matching(rng, n, "shadow")
+
+
+@domain("sort_circles", "list", "D,M", 30, Form("list", sep=" "))
+def sort_circles(rng, n, instance):
+    """n labelled black circles in a row; the labels from the smallest to the largest."""
+    radii = []
+    while len(radii) < n:
+        r = rng.uniform(0.3, 2.0)
+        if all(abs(r - q) >= 0.05 for q in radii):
+            radii.append(r)
+    radii = np.array(radii)
+    xs = np.cumsum(np.concatenate([[0.0], radii[:-1]]) + radii + 0.5)
+    width = xs[-1] + radii[-1] + 0.5
+    scale = min(0.96 / width, 0.45 / radii.max() / 2)
+    s = Scene(background=WHITE)
+    for i, (x, r) in enumerate(zip(xs, radii)):
+        c = (0.02 + x * scale, 0.5)
+        s.circle(c, r * scale, color=(0, 0, 0))
+        s.text(str(i + 1), c, height=max(0.02, min(0.05, r * scale)), color=(255, 255, 255))
+    return s, [str(i + 1) for i in np.argsort(radii, kind="stable")], {"radii": radii.round(4).tolist()}
+
+
+@domain("sort_lines", "list", "D,M", 40, Form("list", sep=" "))
+def sort_lines(rng, n, instance):
+    """n labelled vertical lines on a common baseline; the labels from shortest to longest."""
+    lengths = []
+    while len(lengths) < n:
+        v = int(rng.integers(250, 961))
+        if all(abs(v - q) >= 20 for q in lengths):
+            lengths.append(v)
+    s = Scene(background=WHITE)
+    step = 1.0 / (n + 1)
+    for i, v in enumerate(lengths):
+        x = step * (i + 1)
+        top = 0.99 - v / 1000
+        col = tuple(int(c) for c in rng.integers(50, 206, 3))
+        s.line((x, 0.99), (x, top), width=0.004, color=col)
+        s.text(str(i + 1), (x, top - 0.02), height=min(0.03, step * 0.8), color=(0, 0, 0))
+    return s, [str(i + 1) for i in np.argsort(lengths, kind="stable")], {"lengths": lengths}
