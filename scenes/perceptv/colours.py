@@ -148,7 +148,7 @@ MIRROR_COLOURS = ("red", "green", "blue", "yellow", "orange", "black")
 
 def _reflect(rng, n, vertical: bool):
     r = 0.018
-    lo = (0.02, 0.02, 0.5 - 0.004, 0.98) if vertical else (0.02, 0.02, 0.98, 0.5 - 0.004)
+    lo = (0.02, 0.02, 0.485, 0.98) if vertical else (0.02, 0.02, 0.98, 0.485)     # clear of the line
     centres = place(rng, np.full(2 * n, r), lo, 0.012)
     kinds = [pick(rng, BASIC4) for _ in range(2 * n)]
     cols = [pick(rng, MIRROR_COLOURS) for _ in range(2 * n)]

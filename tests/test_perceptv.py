@@ -1,0 +1,200 @@
+"""Percept-V: the domain list, prompts and sizes; gold answers re-derived from the pixels
+(connected components, colour masks, cell coverage) wherever counting or colours can."""
+import numpy as np
+import pytest
+
+from engine.registry import get_task, list_tasks
+from engine.render import render
+from scenes.perceptv import DOMAINS, make, size_instance
+from scenes.perceptv.common import PALETTE
+from scenes.perceptv.prompts import PROMPTS, SUFFIX
+from tests.pixels import colour_mask, components
+
+PX = 384
+
+
+def _img(s, k=0, size=PX):
+    return render([s.panels[k]], size)[0].numpy().astype(np.int16)
+
+
+def test_thirty_domains_with_the_papers_answer_types():
+    assert len(list_tasks("perceptv/*")) == 30 == len(DOMAINS)
+    counts = {}
+    for d in DOMAINS.values():
+        counts[d.answer_type] = counts.get(d.answer_type, 0) + 1
+    assert counts == {"single": 11, "fixed": 6, "list": 8, "set": 5}
+
+
+def test_prompts_are_the_benchmarks_and_state_the_output_format():
+    for name in DOMAINS:
+        s = get_task(f"perceptv/{name}").sample(0, 0)
+        assert s.question == PROMPTS[name] + SUFFIX
+        if name not in ("list_colours", "list_shapes"):      # their prompts name no label
+            assert all(k in s.question for k in DOMAINS[name].form.keys)
+
+
+def test_default_dataset_is_20_sizes_by_10_instances():
+    pairs = [size_instance(i) for i in range(200)]
+    assert sorted(set(p[0] for p in pairs)) == list(range(1, 21))
+    assert all(sum(1 for p in pairs if p[0] == n) == 10 for n in range(1, 21))
+    assert size_instance(200) == (1, 10)          # streams go on with new instances
+    s = get_task("perceptv/counting_circles").sample(0, 57)
+    assert s.meta["size"] == 6 and s.answer == "6"
+
+
+def test_sizes_beyond_20_where_allowed_and_a_clear_error_elsewhere():
+    assert make("counting_circles", 45).answer == "45"
+    assert len(make("maze_solving", 49).answer) >= 2
+    with pytest.raises(ValueError, match=r"size=50 is out of range for perceptv/maze_solving: 1\.\.49"):
+        make("maze_solving", 50)
+    with pytest.raises(ValueError, match="size=0"):
+        make("counting_circles", 0)
+    with pytest.raises(ValueError, match="unknown Percept-V domain 'nope'"):
+        make("nope", 3)
+
+
+@pytest.mark.parametrize("reply, value", [
+    ("COUNT:7", "7"), ("count: 7", "7"), ("I see seven... COUNT:7", "7"), ("There are 7 circles.\nCOUNT: 7", "7"),
+    ("", None), ("no idea", None)])
+def test_count_replies(reply, value):
+    s = get_task("perceptv/counting_circles").sample(0, 60)
+    p = get_task("perceptv/counting_circles").reader(reply, s)
+    assert p.value == value and p.strict == (reply in ("COUNT:7", "count: 7"))   # case and spaces are free
+
+
+def test_list_set_and_fixed_replies():
+    t = get_task("perceptv/comparing_size")
+    s = t.sample(0, 25)
+    assert t.reader("ANSWER: blue green", s).value == "[blue, green]"
+    assert t.reader("Reasoning...\nANSWER: Blue, Green", s).value == "[blue, green]"
+    t = get_task("perceptv/locate_circles_colour")
+    s = t.sample(0, 25)
+    assert t.reader("(3,4) (1,2)", s).value == "[(1 2), (3 4)]"
+    t = get_task("perceptv/circle_location")
+    s = t.sample(0, 25)
+    assert t.reader("QUADRANT: 2 COUNT: 3", s).value == "2 3"
+    assert t.reader("QUADRANT: 2", s).format_error
+    t = get_task("perceptv/cross_and_knots")
+    s = next(x for x in t.samples(0, range(0, 200, 10)) if len(x.meta["accepted"]) > 1)
+    assert t.reader(s.meta["accepted"][-1], s).value == s.answer_text      # any safe cell is right
+    assert t.reader("None", s).value == "None"
+
+
+def _count(img, rgb, tol=0):
+    m = np.all(np.abs(img - np.array(rgb)[:, None, None]) <= tol, axis=0)
+    return len([c for c in components(m) if len(c) >= 6])
+
+
+def _check(name, s):
+    n = s.meta["size"]
+    if name == "counting_circles":
+        assert _count(_img(s), (0, 0, 0), 60) == n
+    elif name == "count_coloured_circles":
+        assert _count(_img(s), (255, 0, 0), 60) == int(s.answer)
+    elif name in ("change_colour", "vanishing_objects", "mirror_image", "water_image"):
+        a, b = _img(s, 0), _img(s, 1)
+        diff = len([c for c in components(np.abs(a - b).max(0) > 80) if len(c) >= 4])
+        assert diff == (2 * int(s.answer) if name in ("mirror_image", "water_image") else int(s.answer))
+    elif name == "counting_locations":
+        img = _img(s)
+        ink = np.any(np.abs(img - 255) > 60, axis=0)
+        ink[int(0.46 * PX):int(0.54 * PX)] = False             # the bar
+        ys = [c[:, 0].mean() / PX for c in components(ink) if len(c) >= 6]
+        assert f"{sum(y < 0.5 for y in ys)} {sum(y > 0.5 for y in ys)}" == s.answer
+    elif name == "circle_boxes":
+        img = _img(s)
+        xs = [c[:, 1].mean() / PX for c in components(colour_mask(img, (255, 0, 0))) if len(c) >= 6]
+        left, right = sum(x < 0.5 for x in xs), sum(x > 0.5 for x in xs)
+        assert str(max(left, right) - n) == s.answer
+    elif name == "circle_location":
+        img = _img(s)
+        counts = [0] * 4
+        for c in components(np.all(img < 60, axis=0)):
+            if len(c) >= 40:                        # circles, not the thin axes
+                y, x = c[:, 0].mean() / PX, c[:, 1].mean() / PX
+                counts[(0 if y < 0.5 else 3) if x > 0.5 else (1 if y < 0.5 else 2)] += 1
+        assert f"{int(np.argmax(counts)) + 1} {max(counts)}" == s.answer
+    elif name in ("locate_circles_colour", "locate_circles_shape"):
+        img = _img(s)
+        green = colour_mask(img, (0, 128, 0))
+        x0, cell = 0.06 * PX, 0.92 / 6 * PX
+        found = []
+        for r in range(6):
+            for c in range(6):
+                patch = green[int(x0 + r * cell):int(x0 + (r + 1) * cell), int(x0 + c * cell):int(x0 + (c + 1) * cell)]
+                share = patch.mean()
+                if 0.45 < share < 0.62:            # a disc of radius 0.42 cell covers 0.55 of it
+                    found.append(f"({r + 1} {c + 1})")
+        assert sorted(found) == s.answer
+    elif name == "colours_present":
+        img = _img(s)[:, : int(0.78 * PX)]
+        present = []
+        for cname, rgb in PALETTE.items():
+            m = colour_mask(img, rgb)
+            inner = m[1:-1, 1:-1] & m[:-2, 1:-1] & m[2:, 1:-1] & m[1:-1, :-2] & m[1:-1, 2:]
+            present.append("yes" if inner.sum() >= 10 else "no")
+        assert " ".join(present) == s.answer
+    elif name == "layered_colours":
+        img = _img(s)
+        cy, cx = int(0.4 * PX), int(0.5 * PX)
+        seq = []
+        for x in range(cx, int(0.9 * PX)):
+            rgb = tuple(int(v) for v in img[:, cy, x])
+            name_ = next((k for k, v in PALETTE.items() if v == rgb), None)
+            if name_ and (not seq or seq[-1] != name_):
+                seq.append(name_)
+        seq = [c for c in seq if c in s.answer or c != "black"]   # the black outlines between layers
+        assert seq == s.answer
+    elif name == "sort_lines":
+        img = _img(s)
+        lengths = []
+        for i in range(n):
+            x = int(round((i + 1) / (n + 1) * PX))
+            col = img[:, :, max(0, x - 1):x + 2]
+            ink = np.any(np.abs(col - 255) > 40, axis=0).any(1)
+            rows = np.nonzero(ink[: int(0.995 * PX)])[0]
+            lengths.append(int(0.99 * PX) - rows[rows > rows.min() + 0].min() if len(rows) else 0)
+        assert [str(i + 1) for i in np.argsort(lengths, kind="stable")] == s.answer
+    elif name == "comparing_size":
+        img = _img(s)
+        blue, green = colour_mask(img, (0, 0, 255)), colour_mask(img, (0, 128, 0))
+        h = PX / (n + 1)
+        got = []
+        for i in range(n):
+            band = slice(int(h * (i + 0.5)), int(h * (i + 1.5)))
+            got.append("blue" if blue[band].sum() > green[band].sum() else "green")
+        assert got == s.answer
+    elif name == "circle_right_triangle":
+        img = _img(s)
+        x0, cell = 0.08 * PX, 0.14 * PX
+        kind = {}
+        for r in range(6):
+            for c in range(6):
+                patch = img[:, int(x0 + r * cell) + 3:int(x0 + (r + 1) * cell) - 3,
+                            int(x0 + c * cell) + 3:int(x0 + (c + 1) * cell) - 3]
+                kind[(r, c)] = ("circle" if colour_mask(patch, (31, 119, 180)).sum() > 20 else
+                                "triangle" if colour_mask(patch, (214, 39, 40)).sum() > 20 else None)
+        yes = any(kind[(r, c)] == "triangle" and kind[(r, c + 1)] == "circle" for r in range(6) for c in range(5))
+        assert ("yes" if yes else "no") == s.answer
+
+
+PIXEL_DOMAINS = ["counting_circles", "count_coloured_circles", "change_colour", "vanishing_objects", "mirror_image",
+                 "water_image", "counting_locations", "circle_boxes", "circle_location", "locate_circles_colour",
+                 "locate_circles_shape", "colours_present", "layered_colours", "sort_lines", "comparing_size",
+                 "circle_right_triangle"]
+
+
+@pytest.mark.parametrize("name", PIXEL_DOMAINS)
+def test_gold_answers_re_derived_from_pixels(name):
+    task = get_task(f"perceptv/{name}")
+    for index in (0, 43, 95, 137, 199):            # sizes 1, 5, 10, 14, 20
+        _check(name, task.sample(3, index))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", PIXEL_DOMAINS)
+def test_gold_answers_re_derived_from_pixels_at_every_size(name):
+    task = get_task(f"perceptv/{name}")
+    for seed in (0, 1):
+        for index in range(0, 200, 3):
+            _check(name, task.sample(seed, index))
