@@ -186,6 +186,10 @@ def cmd_bench(a) -> int:
         from benchmarks import elvis_bench
 
         return elvis_bench.main(quick=a.quick, out=a.results)
+    if a.perceptv:
+        from benchmarks import perceptv_bench
+
+        return perceptv_bench.main(quick=a.quick, out=a.results)
     from benchmarks import render_bench
 
     return render_bench.main(quick=a.quick, out=a.results)
@@ -269,6 +273,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
     s.add_argument("--eval", action="store_true", help="evaluation throughput instead of rendering")
     s.add_argument("--elvis", action="store_true", help="ELVIS dataset generation (all 3,388 tasks) vs Pillow")
+    s.add_argument("--perceptv", action="store_true", help="Percept-V dataset generation vs reference-style scripts")
     s.add_argument("--results", default=None, help="markdown file to write (default: print only)")
     s.set_defaults(fn=cmd_bench)
     return p

@@ -58,6 +58,8 @@ def _converse(samples, protocol: Protocol, runner: Runner, cache: _Cache, size: 
         todo, seen = [], set()
         stateful = getattr(runner, "stateful", False)    # keeps what a shared turn built in memory
         for i in active:
+            if convs[i][-1].reply is not None:             # a turn the protocol answered itself
+                continue
             k = key(i)
             if (k not in cache.replies or (stateful and convs[i][-1].shared)) and k not in seen:
                 seen.add(k)
@@ -77,7 +79,8 @@ def _converse(samples, protocol: Protocol, runner: Runner, cache: _Cache, size: 
             cache.put((key(i), r) for i, r in zip(todo, replies))
         still = []
         for i in active:
-            convs[i][-1].reply = cache.replies[key(i)]
+            if convs[i][-1].reply is None:
+                convs[i][-1].reply = cache.replies[key(i)]
             nxt = protocol.next(samples[i], images[i], convs[i])
             if nxt is not None:
                 convs[i].append(nxt)
@@ -132,9 +135,11 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
     _write(root / "results.json", json.dumps(results, indent=1, ensure_ascii=False) + "\n")
     _write(root / "transcripts.jsonl", "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in transcripts))
     from .elvis import report as elvis_report
+    from .perceptv import report as perceptv_report
     from .plots import accuracy_bars
 
-    families = elvis_report(results, root, runner.name)
+    families = "\n".join(part for part in (elvis_report(results, root, runner.name),
+                                            perceptv_report(results, root, runner.name)) if part)
     _write(root / "summary.md", to_markdown(summary, runner.name, pattern, count, seed, proto.name)
            + "\n![accuracy per task](accuracy.png)\n\nBars: accuracy; grey tick: chance; red tick: p<0.05.\n"
            + ("\n" + families if families else ""))

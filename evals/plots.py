@@ -53,13 +53,16 @@ def accuracy_bars(rows: dict, path: str | Path, title: str = "") -> Path:
     return save_png(render([s], (H, W))[0], path)
 
 
-PALETTE = [(60, 110, 200), (220, 120, 30), (40, 160, 80), (200, 40, 40), (140, 80, 190), (20, 20, 20)]
+PALETTE = [(60, 110, 200), (220, 120, 30), (40, 160, 80), (200, 40, 40), (140, 80, 190), (20, 20, 20),
+           (0, 170, 170), (150, 110, 60)]
 
 
-def curve_plot(curves: dict, path: str | Path, title: str = "", xlabel: str = "", ylabel: str = "") -> Path:
-    """Line plot of ``curves`` (name -> ``[(x, y), ...]``, both in 0..1) with a legend. Writes a PNG."""
-    W, H = 760, 480
-    left, right, top, bottom = 70, 170, 50, 60
+def curve_plot(curves: dict, path: str | Path, title: str = "", xlabel: str = "", ylabel: str = "",
+               xlabels: tuple | None = None) -> Path:
+    """Line plot of ``curves`` (name -> ``[(x, y), ...]``, both in 0..1) with a legend;
+    ``xlabels = (lo, hi)`` labels the x axis in those units instead of 0..1. Writes a PNG."""
+    W, H = 820, 480
+    left, right, top, bottom = 70, 230, 50, 60
     u = 1.0 / W
     s = Scene(background=(255, 255, 255))
     s.text(printable(title)[:80], (12 * u, 22 * u), height=16 * u, anchor="left", color=(20, 20, 20))
@@ -70,7 +73,8 @@ def curve_plot(curves: dict, path: str | Path, title: str = "", xlabel: str = ""
         v = k / 4
         s.line((X(0), Y(v)), (X(1), Y(v)), width=1 * u, color=(225, 225, 225))
         s.line((X(v), Y(0)), (X(v), Y(1)), width=1 * u, color=(225, 225, 225))
-        s.text(f"{v:.2f}", (X(v), (top + ph + 16) * u), height=12 * u, color=(90, 90, 90))
+        tick = f"{v:.2f}" if xlabels is None else f"{xlabels[0] + v * (xlabels[1] - xlabels[0]):g}"
+        s.text(tick, (X(v), (top + ph + 16) * u), height=12 * u, color=(90, 90, 90))
         s.text(f"{100 * v:.0f}%", ((left - 8) * u, Y(v)), height=12 * u, anchor="right", color=(90, 90, 90))
     s.text(printable(xlabel), (X(0.5), (H - 18) * u), height=13 * u, color=(40, 40, 40))
     s.text(printable(ylabel), (14 * u, Y(1.04)), height=13 * u, anchor="left", color=(40, 40, 40))
@@ -80,7 +84,7 @@ def curve_plot(curves: dict, path: str | Path, title: str = "", xlabel: str = ""
             s.polyline([(X(x), Y(y)) for x, y in pts], width=2.5 * u, color=col)
         y = top + 14 + 22 * i
         s.line(((W - right + 16) * u, y * u), ((W - right + 40) * u, y * u), width=3 * u, color=col)
-        s.text(printable(name)[:16], ((W - right + 46) * u, y * u), height=13 * u, anchor="left", color=(20, 20, 20))
+        s.text(printable(name)[:28], ((W - right + 46) * u, y * u), height=13 * u, anchor="left", color=(20, 20, 20))
     return save_png(render([s], (H, W))[0], path)
 
 

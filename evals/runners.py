@@ -42,14 +42,16 @@ class Runner(Protocol):
 @functools.lru_cache(maxsize=None)
 def answer_space(task_id: str, n: int = 512) -> tuple[tuple[str, float], ...]:
     """The distribution of a task's gold answers: the one the task states, else the empirical
-    one over ``n`` samples at a seed no dataset uses. Returns ``((answer, p), ...)``."""
+    one over ``n`` samples at a seed no dataset uses (answers in the family's own format when
+    it has one). Returns ``((answer, p), ...)``."""
     task = get_task(task_id)
     if task.answer_distribution:
         total = sum(task.answer_distribution.values())
         return tuple((a, p / total) for a, p in task.answer_distribution.items())
     counts: dict[str, int] = {}
     for s in task.samples(2 ** 31 - 1, range(n)):
-        counts[s.answer_text] = counts.get(s.answer_text, 0) + 1
+        text = s.meta.get("gold_text") or s.answer_text      # written as the family writes answers
+        counts[text] = counts.get(text, 0) + 1
     return tuple((a, c / n) for a, c in sorted(counts.items()))
 
 

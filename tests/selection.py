@@ -4,7 +4,7 @@ from collections import defaultdict
 from engine.registry import list_tasks
 
 # One pattern per family that keeps the family's evaluation tests quick (ELVIS has 3,388 tasks).
-FAMILY_SAMPLE = {"elvis": "elvis/closure/feature_triangle/*"}
+FAMILY_SAMPLE = {"elvis": "elvis/closure/feature_triangle/*", "perceptv": "perceptv/count*"}
 
 
 def representatives(ids=None, keep: int = 8) -> list[str]:

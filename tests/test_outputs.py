@@ -89,3 +89,20 @@ def test_progress_bar_goes_to_stderr(tmp_path):
                         "--count", "3", "--size", "24"], capture_output=True, text=True, check=True)
     assert "generate" in r.stderr and "3/3" in r.stderr
     assert "wrote 3 samples" in r.stdout
+
+
+def test_png_encoding_is_lossless_and_standard():
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    import torch
+
+    from engine.outputs import encode_png
+
+    for shape in ((3, 1, 1), (3, 37, 53), (3, 224, 224)):
+        x = torch.randint(0, 256, shape, dtype=torch.uint8, generator=torch.Generator().manual_seed(shape[1]))
+        img = Image.open(io.BytesIO(encode_png(x)))
+        assert img.mode == "RGB" and img.size == (shape[2], shape[1])
+        assert np.array_equal(np.asarray(img), x.permute(1, 2, 0).numpy())

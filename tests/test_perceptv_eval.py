@@ -1,0 +1,95 @@
+"""Percept-V evaluation: zero-shot and one-shot protocols, per-skill/size report, and replies
+fuzzed with model-like text (readers never crash; format errors stay apart from wrong answers)."""
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from engine.registry import get_task, list_tasks
+from evals.harness import evaluate
+from evals.perceptv import rows, tables
+from scenes.perceptv import DOMAINS
+
+
+class Counting:
+    name = "counting"
+
+    def __init__(self, reply=None):
+        self.requests, self.reply = [], reply
+
+    def generate(self, requests):
+        self.requests += requests
+        return [self.reply if self.reply is not None else r.gold for r in requests]
+
+
+@pytest.mark.parametrize("protocol", ["perceptv", "perceptv-1shot", "direct"])
+def test_oracle_scores_100_percent_with_the_domain_formats(tmp_path, protocol):
+    runner = Counting()
+    rows_ = evaluate("perceptv/*", runner, str(tmp_path), count=4, size=48, progress=False, protocol=protocol)
+    assert len(rows_) == 30 and all(r["accuracy"] == 1.0 and r["format_errors"] == 0 for r in rows_.values())
+    assert len(runner.requests) == 30 * 4                   # the exemplar turn is never asked
+    if protocol == "perceptv-1shot":
+        r = runner.requests[0]
+        assert len(r.history) == 1 and r.history[0][2].startswith("COUNT:") and r.prompt == r.history[0][0]
+        t = json.loads((tmp_path / "transcripts.jsonl").read_text().splitlines()[0])
+        assert len(t["turns"]) == 2
+    summary = (tmp_path / "summary.md").read_text()
+    assert "## Percept-V" in summary and "| Visual Spatial Relationship |" in summary
+    assert "| average of skills | | 100.00 |" in summary
+    from PIL import Image
+
+    assert Image.open(tmp_path / "perceptv_sizes.png").size == (820, 480)
+
+
+def test_format_errors_are_counted_apart_from_wrong_answers(tmp_path):
+    rows_ = evaluate("perceptv/counting_circles", Counting("COUNT:999"), str(tmp_path / "w"), count=5, size=32,
+                     progress=False)
+    assert rows_["perceptv/counting_circles"]["accuracy"] == 0 and rows_["perceptv/counting_circles"]["format_errors"] == 0
+    rows_ = evaluate("perceptv/counting_circles", Counting("I am not sure."), str(tmp_path / "f"), count=5, size=32,
+                     progress=False)
+    assert rows_["perceptv/counting_circles"]["format_errors"] == 1
+
+
+def test_tables_group_by_skill_domain_and_size():
+    results = [{"task": "perceptv/counting_shapes", "id": "perceptv/counting_shapes:0:15", "correct": True,
+                "format_error": False},
+               {"task": "perceptv/counting_shapes", "id": "perceptv/counting_shapes:0:16", "correct": False,
+                "format_error": True},
+               {"task": "perceptv/maze_solving", "id": "perceptv/maze_solving:0:3", "correct": True, "format_error": False},
+               {"task": "shapes/x", "id": "shapes/x:0:1", "correct": True, "format_error": False}]
+    t = tables(rows(results))
+    assert t["domain"]["counting_shapes"] == (0.5, 0.5, 2)
+    assert set(t["skill"]) == {"Visual Discrimination", "Visual Memory", "Visual Form Constancy",
+                               "Visual Spatial Relationship"}         # counting_shapes: D, M, FC; maze: SR
+    assert t["size"] == {2: (0.5, 0.5, 2), 1: (1.0, 0.0, 1)}
+
+
+SAMPLES = {name: get_task(f"perceptv/{name}").samples(0, [5, 77, 150]) for name in DOMAINS}
+WORDS = ["COUNT", "ANSWER", "SHAPES", "COLOURS", "CIRCLES", "QUADRANT", "NODES", "EDGES", "ABOVE", "BELOW", "yes",
+         "no", "None", "Blue", "green", "circle", "triangle", "S", "E", ":", ",", "(", ")", "[", "]", "\n", " ", "3", "(2,4)"]
+replies = st.one_of(st.text(max_size=200), st.lists(st.sampled_from(WORDS), max_size=40).map("".join),
+                    st.lists(st.sampled_from(WORDS), max_size=40).map(" ".join))
+
+
+@settings(max_examples=150, deadline=None)
+@given(reply=replies, name=st.sampled_from(sorted(DOMAINS)))
+def test_readers_never_crash_on_model_like_replies(reply, name):
+    s = SAMPLES[name][0]
+    p = get_task(s.task).reader(reply, s)
+    assert p.value is None or isinstance(p.value, str)
+    assert not (p.strict and p.value is None)
+
+
+@settings(max_examples=60, deadline=None)
+@given(noise=st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=60),
+       name=st.sampled_from(sorted(DOMAINS)))
+def test_gold_after_reasoning_text_is_still_read(noise, name):
+    for s in SAMPLES[name]:
+        reader = get_task(s.task).reader
+        p = reader(noise.replace("\n", " ") + "\n" + s.meta["gold_text"], s)
+        assert p.value == s.answer_text
+
+
+def test_every_domain_registered_under_its_name():
+    assert sorted(t.split("/", 1)[1] for t in list_tasks("perceptv/*")) == sorted(DOMAINS)
