@@ -198,3 +198,25 @@ def test_gold_answers_re_derived_from_pixels_at_every_size(name):
     for seed in (0, 1):
         for index in range(0, 200, 3):
             _check(name, task.sample(seed, index))
+
+
+def test_fixed_variants_remove_the_reference_shortcuts():
+    from collections import Counter
+
+    assert list_tasks("perceptv_fixed/*") == ["perceptv_fixed/circle_right_triangle",
+                                               "perceptv_fixed/counting_locations", "perceptv_fixed/inside_circles"]
+    for name in ("circle_right_triangle", "inside_circles"):
+        faithful = Counter(s.answer for s in get_task(f"perceptv/{name}").samples(0, range(200)))
+        fixed = Counter(s.answer for s in get_task(f"perceptv_fixed/{name}").samples(0, range(200)))
+        assert faithful["yes"] > 120 and fixed == {"yes": 100, "no": 100}
+    task = get_task("perceptv_fixed/counting_locations")
+    samples = task.samples(0, range(0, 200, 7))
+    assert len({s.answer for s in samples}) > 10
+    for s in samples:
+        above, below = map(int, s.answer.split())
+        assert above + below == 2 * s.meta["size"]
+        _check("counting_locations", s)
+    for s in get_task("perceptv_fixed/circle_right_triangle").samples(1, range(0, 200, 9)):
+        _check("circle_right_triangle", s)
+    with pytest.raises(ValueError, match="no fixed variant; domains with one: circle_right_triangle"):
+        make("counting_circles", 3, fixed=True)

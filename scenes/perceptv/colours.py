@@ -127,13 +127,21 @@ def list_shapes(rng, n, instance):
 
 
 @domain("inside_circles", "single", "SR", 40,
-        Form("single", ("ANSWER",), item="word", case="title", space=True, vocab=("yes", "no")))
-def inside_circles(rng, n, instance):
+        Form("single", ("ANSWER",), item="word", case="title", space=True, vocab=("yes", "no")),
+        fixes="labels are unbalanced; fixed: Yes on even instances, No on odd")
+def inside_circles(rng, n, instance, fixed=False):
     """n black outline circles and a red dot: is the dot's centre inside any circle?"""
     s = Scene(background=WHITE)
     to = lambda v: (v + 0.7) / 2.1  # noqa: E731  (the reference's axes span -0.7..1.4)
     circles = [(rng.uniform(0.1, 0.9, 2), rng.uniform(0.1, 0.5)) for _ in range(n)]
     dot = rng.uniform(0.1, 0.9, 2)
+    for _ in range(200 if fixed else 0):      # fixed: a dot position with the wanted answer
+        if any(math.dist(dot, c) < r for c, r in circles) == (instance % 2 == 0):
+            break
+        dot = rng.uniform(0.1, 0.9, 2)
+    else:
+        if fixed:
+            raise PlacementError("no dot position with the wanted answer")
     for c, r in circles:
         s.circle((to(c[0]), to(1 - c[1])), r / 2.1, color=(0, 0, 0), fill=False, stroke=0.004)
     s.circle((to(dot[0]), to(1 - dot[1])), 0.05 / 2.1, color=(255, 0, 0))

@@ -49,6 +49,7 @@ class Domain:
     max_size: int
     form: "Form"
     fn: object
+    fixes: str = ""               # the reference shortcut that ``perceptv_fixed/<name>`` removes
 
 
 DOMAINS: dict[str, Domain] = {}
@@ -59,27 +60,29 @@ def size_instance(index: int) -> tuple[int, int]:
     return index // INSTANCES % SIZES + 1, index % INSTANCES + INSTANCES * (index // (INSTANCES * SIZES))
 
 
-def domain(name: str, answer_type: str, skills: str, max_size: int, form: "Form"):
-    """Register ``fn(rng, size, instance) -> (panels, answer, meta)`` as ``perceptv/<name>``."""
+def domain(name: str, answer_type: str, skills: str, max_size: int, form: "Form", fixes: str = ""):
+    """Register ``fn(rng, size, instance) -> (panels, answer, meta)`` as ``perceptv/<name>``
+    (the reference's distribution). With ``fixes`` (what shortcut the reference leaves), the
+    domain also registers ``perceptv_fixed/<name>``, whose ``fn`` gets ``fixed=True``."""
     def deco(fn):
-        d = Domain(name, answer_type, tuple(skills.split(",")), max_size, form, fn)
+        d = Domain(name, answer_type, tuple(skills.split(",")), max_size, form, fn, fixes)
         DOMAINS[name] = d
-
-        def task(rng, index):
-            size, instance = size_instance(index)
-            return _draw(d, rng, size, instance)
-        task.__doc__ = (fn.__doc__ or "").strip().split("\n")[0]
-        register_task(f"perceptv/{name}", rank=len(DOMAINS), reader=functools.partial(read_reply, d))(task)
+        for family, fixed in (("perceptv", False),) + ((("perceptv_fixed", True),) if fixes else ()):
+            def task(rng, index, fixed=fixed):
+                size, instance = size_instance(index)
+                return _draw(d, rng, size, instance, fixed)
+            task.__doc__ = (fn.__doc__ or "").strip().split("\n")[0] + (f" Fixed: {fixes}." if fixed else "")
+            register_task(f"{family}/{name}", rank=len(DOMAINS), reader=functools.partial(read_reply, d))(task)
         return fn
     return deco
 
 
-def _draw(d: Domain, rng, size: int, instance: int) -> Draw:
+def _draw(d: Domain, rng, size: int, instance: int, fixed: bool = False) -> Draw:
     if not 1 <= size <= d.max_size:
         raise ValueError(f"size={size!r} is out of range for perceptv/{d.name}: 1..{d.max_size}")
     for _ in range(ATTEMPTS):
         try:
-            panels, answer, meta = d.fn(rng, size, instance)
+            panels, answer, meta = d.fn(rng, size, instance, fixed=True) if fixed else d.fn(rng, size, instance)
             break
         except PlacementError:
             continue
@@ -90,16 +93,20 @@ def _draw(d: Domain, rng, size: int, instance: int) -> Draw:
     return Draw(panels, PROMPTS[d.name] + SUFFIX, answer, d.answer_type, meta=meta)
 
 
-def make(name: str, size: int, instance: int = 0, seed: int = 0):
-    """One problem of ``perceptv/<name>`` at any allowed ``size`` (a clear error otherwise)."""
+def make(name: str, size: int, instance: int = 0, seed: int = 0, fixed: bool = False):
+    """One problem of ``perceptv/<name>`` (``perceptv_fixed/<name>`` with ``fixed``) at any
+    allowed ``size`` (a clear error otherwise)."""
     from engine.rng import sample_rng
     from engine.sample import Sample
 
     if name not in DOMAINS:
         raise ValueError(f"unknown Percept-V domain {name!r}; domains: {', '.join(sorted(DOMAINS))}")
     d = DOMAINS[name]
-    task = get_task(f"perceptv/{name}")
-    draw = _draw(d, sample_rng(seed, f"{task.id}@{size}", instance), int(size), int(instance))
+    if fixed and not d.fixes:
+        raise ValueError(f"perceptv/{name} has no fixed variant; domains with one: "
+                         f"{', '.join(sorted(k for k, v in DOMAINS.items() if v.fixes))}")
+    task = get_task(f"perceptv{'_fixed' if fixed else ''}/{name}")
+    draw = _draw(d, sample_rng(seed, f"{task.id}@{size}", instance), int(size), int(instance), fixed)
     panels = draw.panels if isinstance(draw.panels, list) else [draw.panels]
     return Sample(task.id, seed, instance, panels, draw.question, draw.answer, draw.answer_type, draw.options,
                   {"params": {}, **draw.meta})

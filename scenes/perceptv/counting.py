@@ -99,17 +99,20 @@ def counting_circles(rng, n, instance):
     return s, str(n), {"centres": c.round(4).tolist(), "radii": r.round(4).tolist()}
 
 
-@domain("counting_locations", "fixed", "SR", 30, Form("fixed", ("ABOVE", "BELOW")))
-def counting_locations(rng, n, instance):
-    """A brown bar with n circles above and n below (faithful: always equal counts)."""
+@domain("counting_locations", "fixed", "SR", 30, Form("fixed", ("ABOVE", "BELOW")),
+        fixes="above and below always hold n circles each; fixed: the 2n circles split at random")
+def counting_locations(rng, n, instance, fixed=False):
+    """A brown bar with circles above and below it: n and n (fixed: a random split of 2n)."""
     r = 0.03
+    above = int(rng.integers(0, 2 * n + 1)) if fixed else n
+    below = 2 * n - above
     s = Scene(background=WHITE)
     s.rectangle((0.5, 0.5), (0.96, 0.06), color=(165, 42, 42))
-    up = place(rng, np.full(n, r), (0.02, 0.02, 0.98, 0.46), 0.01)
-    down = place(rng, np.full(n, r), (0.02, 0.54, 0.98, 0.98), 0.01)
+    up = place(rng, np.full(above, r), (0.02, 0.02, 0.98, 0.46), 0.01) if above else np.zeros((0, 2))
+    down = place(rng, np.full(below, r), (0.02, 0.54, 0.98, 0.98), 0.01) if below else np.zeros((0, 2))
     for p in np.concatenate([up, down]):
         s.circle(tuple(p), r, color=BASIC[pick(rng, ["red", "blue", "green", "yellow"])])
-    return s, f"{n} {n}", {"above": n, "below": n}
+    return s, f"{above} {below}", {"above": above, "below": below}
 
 
 SHAPES3 = ("circle", "triangle", "square")

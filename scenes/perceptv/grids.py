@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from engine.placement import PlacementError
 from engine.scene import Scene
 
 from .common import BASIC, WHITE, Form, domain, pick, shape
@@ -16,12 +17,40 @@ def _grid(s: Scene, x0: float, y0: float, cell: float, k: int = K, width: float 
         s.line((x0 + i * cell, y0), (x0 + i * cell, y0 + k * cell), width=width, color=(0, 0, 0))
 
 
-@domain("circle_right_triangle", "single", "SR", 35, Form("single", item="word", case="upper", vocab=("yes", "no")))
-def circle_right_triangle(rng, n, instance):
+def _right_of_triangle(tri, circ) -> bool:
+    return any(c in tri and c % K < K - 1 and c + 1 in circ for c in range(K * K))
+
+
+@domain("circle_right_triangle", "single", "SR", 35, Form("single", item="word", case="upper", vocab=("yes", "no")),
+        fixes="labels are unbalanced (at large sizes almost always YES); fixed: YES on even instances, NO on odd")
+def circle_right_triangle(rng, n, instance, fixed=False):
     """A 6x6 grid with n circles and min(n, 36-n) triangles: is a circle right of a triangle?"""
     t = min(n, K * K - n)
-    cells = [int(c) for c in rng.permutation(K * K)]
-    tri, circ = set(cells[:t]), set(cells[t:t + n])
+    want = instance % 2 == 0
+    for _ in range(200 if fixed else 1):     # fixed: a random layout with the wanted answer...
+        cells = [int(c) for c in rng.permutation(K * K)]
+        tri, circ = set(cells[:t]), set(cells[t:t + n])
+        if _right_of_triangle(tri, circ) == want:
+            break
+    if fixed and _right_of_triangle(tri, circ) != want:    # ...else one fixed up to have it
+        if want:
+            spots = [c for c in sorted(tri) if c % K < K - 1 and c + 1 not in tri]
+            if not spots or not circ:
+                raise PlacementError("no triangle with room on its right")
+            c = spots[int(rng.integers(len(spots)))]
+            circ.discard(sorted(circ)[int(rng.integers(len(circ)))])
+            circ.add(c + 1)
+        else:                                # swap every triangle-circle pair until none is left
+            grid = [2 if c in tri else 0 if c in circ else 1 for c in range(K * K)]
+            changed = True
+            while changed:
+                changed = False
+                for c in range(K * K):
+                    if c % K < K - 1 and grid[c] == 2 and grid[c + 1] == 0:
+                        grid[c], grid[c + 1] = 0, 2
+                        changed = True
+            tri = {c for c in range(K * K) if grid[c] == 2}
+            circ = {c for c in range(K * K) if grid[c] == 0}
     s = Scene(background=WHITE)
     x0, cell = 0.08, 0.14
     s.text("Grid of Circles and Triangles", (0.5, 0.04), height=0.035, color=(0, 0, 0))
@@ -37,7 +66,7 @@ def circle_right_triangle(rng, n, instance):
         elif c in tri:
             shape(s, "triangle", (centre[0], centre[1] + 0.05 * cell), 0.4 * cell, (214, 39, 40), outline=(0, 0, 0),
                   stroke=0.002)
-    yes = any(c in tri and c % K < K - 1 and c + 1 in circ for c in range(K * K))
+    yes = _right_of_triangle(tri, circ)
     return s, "yes" if yes else "no", {"triangles": sorted(tri), "circles": sorted(circ)}
 
 
