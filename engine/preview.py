@@ -53,13 +53,13 @@ def contact_sheet(samples: list[Sample], size: int = 192, cols: int | None = Non
     task id, question (or the sample's ``meta["caption"]``, wrapped) and answer."""
     if not samples:
         raise ValueError("a contact sheet needs at least one sample")
-    flat = [p for s in samples for p in s.panels]
-    imgs = render(flat, size)
-    tiles, k = [], 0
+    tiles = []
     for s in samples:
-        n = len(s.panels)
-        tiles.append(stitch(imgs[k:k + n], gap=4, fill=128))
-        k += n
+        # a family may say which panels a prompt shows (e.g. a collage) and their aspect ratio
+        shown = [s.panels[i] for i in s.meta.get("prompt_panels", range(len(s.panels)))]
+        aspect = s.meta.get("aspect")
+        hw = (max(1, round(size * aspect[0] / aspect[1])), size) if aspect else size
+        tiles.append(stitch(render(shown, hw), gap=4, fill=128))
     cols = cols or min(4, len(samples))
     cell_w = max(max(t.shape[2] for t in tiles), 2 * size) + 16
     cell_h = size + 8 + CAPTION_PX * CAPTION_LINES + 12

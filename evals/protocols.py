@@ -65,12 +65,14 @@ class Protocol:
 
 
 class Direct(Protocol):
-    """One turn: the sample's question with every panel, in order."""
+    """One turn: the sample's question with every panel in order (or the panels its
+    ``meta["prompt_panels"]`` names, e.g. a Bongard collage)."""
 
     name = "direct"
 
     def first(self, sample: Sample, images: list[torch.Tensor]) -> Turn:
-        return Turn(sample.question, list(images), gold=sample.meta.get("gold_text"))
+        shown = [images[i] for i in sample.meta.get("prompt_panels", range(len(images)))]
+        return Turn(sample.question, shown, gold=sample.meta.get("gold_text"))
 
 
 PROTOCOLS: dict[str, type] = {"direct": Direct}

@@ -1,0 +1,144 @@
+"""``bongard/<style>/<category>/<concept>``: one sample is one problem.
+
+Panels: the collage first (2x3 left, separator, 2x3 right, all symbolic, so it renders in
+one pass at any size), then the 12 single panels, left ones first (protocols that show
+panels one by one or in pairs use them), then one held-out panel per side. ``meta["prompt_panels"]`` says the collage alone is
+what a one-turn prompt shows. The answer is two sentences, left concept then right concept;
+replies are graded by the rule-based judge (:mod:`scenes.bongard.judge`).
+"""
+from __future__ import annotations
+
+from engine.compose import inset
+from engine.placement import PlacementError
+from engine.registry import register_task
+from engine.sample import Draw
+from engine.scene import Scene
+
+from . import classic  # noqa: F401  (registers the classic concepts)
+from .concepts import CONCEPTS, Concept
+from .judge import read_answer
+
+SYSTEM = ("You are a vision understanding module designed to provide short, clear, and accurate answers. Your goal is "
+          "to solve a Bongard problem consisting of a collage with six images on the left side and six images on the "
+          "right side. All left images share a common concept that none of the right images have, and all right "
+          "images share a different common concept that none of the left images have. Your task is to identify both "
+          "concepts. The answer must consist of exactly two plain sentences: the first sentence describes the "
+          "concept of the left side, and the second sentence describes the concept of the right side. Do not use "
+          "markdown, bullet points, or any formatting. Keep each sentence short and clear.")
+DIRECT = ("Here is the Bongard problem collage. Provide your answer as two plain sentences: first the concept for all "
+          "left images, then the concept for all right images.")
+PER_SIDE = 6
+HELD_OUT = 1                   # extra panels per side (after the 12) for a classification variant
+ATTEMPTS = 50
+
+# Collage geometry in panel units: 2 columns x 3 rows per side.
+MARGIN = 0.08
+SEPARATOR = 0.3
+
+
+def collage_shape() -> tuple[float, float]:
+    """(width, height) of a collage in panel units."""
+    return 4 + 3 * MARGIN + 2 * MARGIN + SEPARATOR, 3 + 4 * MARGIN
+
+
+def collage_pixels(panel: int) -> tuple[int, int]:
+    """``(height, width)`` in pixels of a collage whose panels are ``panel`` pixels wide."""
+    w, h = collage_shape()
+    return round(h * panel), round(w * panel)
+
+
+def collage(left: list[Scene], right: list[Scene]) -> Scene:
+    """Six left and six right panel scenes as one collage scene: 2x3 per side, margins, and
+    a black separator bar. Render it at :func:`collage_pixels` to keep panels square."""
+    if len(left) != PER_SIDE or len(right) != PER_SIDE:
+        raise ValueError(f"a collage needs {PER_SIDE} left and {PER_SIDE} right panels, got {len(left)} and {len(right)}")
+    W, _ = collage_shape()
+    u = 1.0 / W                                    # one panel unit in scene units
+    s = Scene(background=(235, 235, 235))
+    for side, panels in enumerate((left, right)):
+        x0 = MARGIN if side == 0 else 2 + 3 * MARGIN + SEPARATOR
+        for k, p in enumerate(panels):
+            r, c = divmod(k, 2)
+            cx = (x0 + c * (1 + MARGIN) + 0.5) * u
+            cy = (MARGIN + r * (1 + MARGIN) + 0.5) * u
+            inset(s, p, (cx, cy), u, frame=(90, 90, 90), frame_width=0.01 * u)
+    mid = (2 + 3 * MARGIN + SEPARATOR / 2) * u
+    s.rectangle((mid, (3 + 4 * MARGIN) / 2 * u), (SEPARATOR * 0.35 * u, (3 + 2 * MARGIN) * u), color=(0, 0, 0))
+    return s
+
+
+IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
+
+
+def collage_from_folders(folder) -> Scene:
+    """A collage of real images: ``folder/left`` and ``folder/right`` must each hold exactly
+    six readable images (sorted by name); each becomes a square panel (centre crop)."""
+    from pathlib import Path
+
+    import numpy as np
+    import torch
+    from PIL import Image
+
+    root = Path(folder)
+    sides = []
+    for name in ("left", "right"):
+        d = root / name
+        if not d.is_dir():
+            raise ValueError(f"{str(d)!r} is not a folder; a collage folder needs left/ and right/ with six images each")
+        files = sorted(p for p in d.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+        if len(files) != PER_SIDE:
+            raise ValueError(f"{str(d)!r} holds {len(files)} images; a collage needs exactly {PER_SIDE} per side")
+        panels = []
+        for f in files:
+            try:
+                img = Image.open(f).convert("RGB")
+            except OSError as e:
+                raise ValueError(f"cannot read image {str(f)!r}: {e}") from None
+            side = min(img.size)
+            left, top = (img.size[0] - side) // 2, (img.size[1] - side) // 2
+            arr = np.asarray(img.crop((left, top, left + side, top + side)))
+            p = Scene(background=(255, 255, 255))
+            p.sprite(torch.from_numpy(arr.copy()).permute(2, 0, 1), (0.5, 0.5), (1.0, 1.0))
+            panels.append(p)
+        sides.append(panels)
+    return collage(*sides)
+
+
+def problem(c: Concept, rng) -> Draw:
+    """One problem of concept ``c``: the collage, the 12 panels, and held-out panels' facts."""
+    sides = {0: [], 1: []}
+    facts = {0: [], 1: []}
+    for side in (0, 1):
+        for _ in range(PER_SIDE + HELD_OUT):
+            for _ in range(ATTEMPTS):
+                try:
+                    scene, f = c.panel(rng, side)
+                    break
+                except PlacementError:
+                    continue
+            else:
+                raise RuntimeError(f"{c.task_id}: no panel layout in {ATTEMPTS} attempts")
+            sides[side].append(scene)
+            facts[side].append(f)
+    left, right = sides[0][:PER_SIDE], sides[1][:PER_SIDE]
+    meta = {"category": c.category, "style": c.style, "concept": c.name, "rule": c.rule,
+            "reference": {"left": c.left, "right": c.right},
+            "correct_examples": [list(x) for x in c.correct], "incorrect_examples": [list(x) for x in c.incorrect],
+            "panels": {"left": facts[0][:PER_SIDE], "right": facts[1][:PER_SIDE]},
+            "held_out": {"left": facts[0][PER_SIDE:], "right": facts[1][PER_SIDE:]},
+            "caption": f"{c.category}: left: {c.left} right: {c.right}", "gold_text": f"{c.left} {c.right}",
+            "prompt_panels": [0], "aspect": [round(collage_shape()[1], 4), round(collage_shape()[0], 4)]}
+    held = [sides[0][PER_SIDE:], sides[1][PER_SIDE:]]
+    return Draw([collage(left, right)] + left + right + held[0] + held[1], SYSTEM + "\n\n" + DIRECT, f"{c.left} {c.right}", "single",
+                meta=meta)
+
+
+def _register() -> None:
+    for tid, c in CONCEPTS.items():
+        def task(rng, c=c):
+            return problem(c, rng)
+        task.__doc__ = f"Bongard {c.style} {c.category}: {c.left} / {c.right}"
+        register_task(tid, reader=read_answer)(task)
+
+
+_register()

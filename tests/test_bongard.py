@@ -1,0 +1,173 @@
+"""Bongard problems: every panel follows its side's rule and breaks the other side's (checked
+from the panel facts by code apart from the generators), no concept falls to a global image
+statistic, collages, and the rule-based judge against the stored paraphrases."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from engine.placement import PlacementError
+from engine.registry import get_task, list_tasks
+from engine.render import render
+from engine.rng import sample_rng
+from scenes.bongard import CATEGORIES, CONCEPTS, collage, collage_pixels, judge
+from scenes.bongard.tasks import collage_from_folders
+
+POLYGON_SIDES = {"triangle": 3, "square": 4, "pentagon": 5, "hexagon": 6}
+
+
+def _figs(f):
+    return f.get("figures", [])
+
+
+def _inside(dot, fig) -> bool | None:
+    """True inside, False outside, None too close to the outline to say."""
+    d = math.dist(dot, fig["center"])
+    inner = fig["radius"] * (1.0 if fig["kind"] == "circle" else math.cos(math.pi / POLYGON_SIDES[fig["kind"]]))
+    return True if d < inner - 0.02 else False if d > fig["radius"] + 0.02 else None
+
+
+# The rule of every concept, side 0 (left) and side 1 (right), restated from its facts.
+RULES = {
+    "large_vs_small": lambda f: (_figs(f)[0]["radius"] >= 0.3, _figs(f)[0]["radius"] <= 0.13),
+    "three_vs_five": lambda f: (len(_figs(f)) == 3, len(_figs(f)) == 5),
+    "even_vs_odd": lambda f: (len(_figs(f)) % 2 == 0, len(_figs(f)) % 2 == 1),
+    "upper_vs_lower": lambda f: (_figs(f)[0]["center"][1] + _figs(f)[0]["radius"] <= 0.5,
+                                 _figs(f)[0]["center"][1] - _figs(f)[0]["radius"] >= 0.5),
+    "left_vs_right_half": lambda f: (_figs(f)[0]["center"][0] + _figs(f)[0]["radius"] <= 0.5,
+                                     _figs(f)[0]["center"][0] - _figs(f)[0]["radius"] >= 0.5),
+    "horizontal_vs_vertical": lambda f: (abs((_figs(f)[0]["rotation"] + 90) % 180 - 90) <= 15,
+                                         abs(_figs(f)[0]["rotation"] % 180 - 90) <= 15),
+    "circle_above_vs_below_triangle": lambda f: (
+        [g["center"][1] for g in _figs(f) if g["kind"] == "circle"][0]
+        < [g["center"][1] for g in _figs(f) if g["kind"] == "triangle"][0],
+        [g["center"][1] for g in _figs(f) if g["kind"] == "circle"][0]
+        > [g["center"][1] for g in _figs(f) if g["kind"] == "triangle"][0]),
+    "dot_inside_vs_outside": lambda f: (_inside(f["dot"], _figs(f)[0]) is True, _inside(f["dot"], _figs(f)[0]) is False),
+    "identical_vs_different": lambda f: (
+        len({g["kind"] for g in _figs(f)}) == 1 and len({g["radius"] for g in _figs(f)}) == 1,
+        len({g["kind"] for g in _figs(f)}) == len(_figs(f)) > 1),
+    "same_size_vs_different_sizes": lambda f: (
+        len({g["radius"] for g in _figs(f)}) == 1,
+        max(g["radius"] for g in _figs(f)) / min(g["radius"] for g in _figs(f)) >= 1.5),
+    "triangles_vs_quadrilaterals": lambda f: (_figs(f)[0]["kind"] == "triangle", _figs(f)[0]["kind"] == "square"),
+    "convex_vs_concave": lambda f: (_figs(f)[0]["kind"] not in ("star", "cross"), _figs(f)[0]["kind"] in ("star", "cross")),
+    "closed_vs_open": lambda f: (_figs(f)[0]["kind"] not in ("arc", "zigzag"), _figs(f)[0]["kind"] in ("arc", "zigzag")),
+    "curved_vs_straight": lambda f: (_figs(f)[0]["kind"] in ("circle", "ellipse"),
+                                     _figs(f)[0]["kind"] in POLYGON_SIDES),
+    "letters_vs_digits": lambda f: (f["glyph"].isalpha(), f["glyph"].isdigit()),
+    "vowels_vs_consonants": lambda f: (f["glyph"] in "AEIOU", f["glyph"].isalpha() and f["glyph"] not in "AEIOU"),
+    "circle_vs_no_circle": lambda f: (any(g["kind"] == "circle" for g in _figs(f)),
+                                      not any(g["kind"] == "circle" for g in _figs(f))),
+    "filled_vs_none": lambda f: (sum(g["filled"] for g in _figs(f)) == 1, not any(g["filled"] for g in _figs(f))),
+}
+
+
+def test_concepts_cover_every_category_with_paraphrases():
+    assert {c.category for c in CONCEPTS.values()} == set(CATEGORIES)
+    assert set(RULES) == {c.name for c in CONCEPTS.values()}
+    assert sorted(list_tasks("bongard/*")) == sorted(CONCEPTS)
+    for c in CONCEPTS.values():
+        assert len(c.correct) >= 2 and len(c.incorrect) >= 2 and c.left and c.right
+
+
+@pytest.mark.parametrize("tid", sorted(CONCEPTS))
+def test_every_panel_follows_its_side_and_breaks_the_other(tid):
+    rule = RULES[CONCEPTS[tid].name]
+    for index in range(4):
+        s = get_task(tid).sample(0, index)
+        for side, name in ((0, "left"), (1, "right")):
+            for f in s.meta["panels"][name] + s.meta["held_out"][name]:
+                holds = rule(f)
+                assert holds[side] and not holds[1 - side], (name, f)
+                for g in _figs(f):
+                    x, y = g["center"]
+                    assert g["radius"] - 0.001 <= x <= 1 - g["radius"] + 0.001, g   # inside the panel
+                    assert g["radius"] - 0.001 <= y <= 1 - g["radius"] + 0.001, g
+
+
+def _panel(c, rng, side):
+    for _ in range(50):
+        try:
+            return c.panel(rng, side)[0]
+        except PlacementError:
+            continue
+    raise AssertionError("no panel")
+
+
+def _statistics(img: torch.Tensor) -> list[float]:
+    g = img.float().mean(0) / 255
+    edges = (g[:, 1:] - g[:, :-1]).abs().mean() + (g[1:] - g[:-1]).abs().mean()
+    return [(g < 0.5).float().mean().item(), g.mean().item(), edges.item()]
+
+
+@pytest.mark.parametrize("tid", sorted(t for t, c in CONCEPTS.items() if not c.ink_is_the_concept))
+def test_no_concept_is_solved_by_a_global_image_statistic(tid):
+    c = CONCEPTS[tid]
+    rng = sample_rng(0, tid, 0)
+    X, Y = [], []
+    for side in (0, 1):
+        X += [_statistics(im) for im in render([_panel(c, rng, side) for _ in range(60)], 64)]
+        Y += [side] * 60
+    X, Y = np.array(X), np.array(Y)
+    idx = np.random.default_rng(0).permutation(len(Y))
+    tr, te = idx[:60], idx[60:]
+    best = 0.0
+    for f in range(X.shape[1]):                 # the best single-threshold classifier, fitted on half
+        acc, t, sign = max((((sg * (X[tr, f] - t) > 0) == Y[tr]).mean(), t, sg)
+                           for t in np.sort(X[tr, f]) for sg in (1, -1))
+        best = max(best, ((sign * (X[te, f] - t) > 0) == Y[te]).mean())
+    assert best <= 0.78, (tid, best)
+
+
+def test_collage_layout_and_sizes():
+    c = CONCEPTS["bongard/classic/shape/triangles_vs_quadrilaterals"]
+    s = get_task(c.task_id).sample(0, 0)
+    assert len(s.panels) == 15 and s.meta["prompt_panels"] == [0]
+    for panel_px in (32, 100):
+        H, W = collage_pixels(panel_px)
+        img = render([s.panels[0]], (H, W))[0]
+        assert int(img[:, H // 2, W // 2].max()) <= 30                   # the black separator
+        assert int(img[:, 1, 1].min()) == 235                            # the collage's grey margin
+    with pytest.raises(ValueError, match="needs 6 left and 6 right panels, got 5 and 6"):
+        collage(s.panels[1:6], s.panels[7:13])
+
+
+def test_collage_from_folders_of_real_images(tmp_path):
+    from PIL import Image
+
+    for side, colour in (("left", (200, 30, 30)), ("right", (30, 30, 200))):
+        (tmp_path / side).mkdir()
+        for k in range(6):
+            Image.new("RGB", (80 + 10 * k, 60), colour).save(tmp_path / side / f"{k}.png")
+    sc = collage_from_folders(tmp_path)
+    H, W = collage_pixels(40)
+    img = render([sc], (H, W))[0]
+    assert img[0, H // 2, int(W * 0.2)] > 150 and img[2, H // 2, int(W * 0.8)] > 150        # red left, blue right
+    (tmp_path / "right" / "5.png").unlink()
+    with pytest.raises(ValueError, match="holds 5 images; a collage needs exactly 6 per side"):
+        collage_from_folders(tmp_path)
+    with pytest.raises(ValueError, match="needs left/ and right/"):
+        collage_from_folders(tmp_path / "left")
+
+
+@pytest.mark.parametrize("tid", sorted(CONCEPTS))
+def test_rule_judge_agrees_with_the_stored_paraphrases(tid):
+    c = CONCEPTS[tid]
+    assert judge(tid, f"{c.left} {c.right}")
+    assert not judge(tid, f"{c.right} {c.left}")               # sides swapped
+    assert not judge(tid, c.left) and not judge(tid, "")
+    for left, right in c.correct:
+        assert judge(tid, f"{left} {right}"), (left, right)
+    for left, right in c.incorrect:
+        assert not judge(tid, f"{left} {right}"), (left, right)
+
+
+def test_replies_are_read_through_the_judge():
+    tid = "bongard/classic/number/three_vs_five"
+    s = get_task(tid).sample(0, 0)
+    reader = get_task(tid).reader
+    assert reader("Each left image has 3 figures. Each right image has 5 figures.", s).value == s.answer_text
+    assert reader("Left has five. Right has three.", s).value != s.answer_text
+    assert reader("   ", s).format_error
