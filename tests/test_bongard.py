@@ -64,12 +64,55 @@ RULES = {
 }
 
 
+def _objs(f, kind=None):
+    return [o for o in f.get("objects", []) if kind is None or o["kind"] == kind]
+
+
+def _lane_side(f) -> set:
+    """For every car: 'left' or 'right' of the road's centre line as seen from the driver."""
+    out = set()
+    x = f["road"]["position"]
+    for o in _objs(f, "car"):
+        a = math.radians(o["heading"])
+        fwd = (math.cos(a), -math.sin(a))
+        off = (o["center"][0] - x, 0.0) if f["road"]["vertical"] else (0.0, o["center"][1] - x)
+        cross = fwd[0] * off[1] - fwd[1] * off[0]       # screen y points down: negative = driver's left
+        out.add("left" if cross < 0 else "right")
+    return out
+
+
+RULES.update({
+    "square_vs_circular_roofs": lambda f: (all(o["roof"] == "square" for o in _objs(f)),
+                                           all(o["roof"] == "circle" for o in _objs(f))),
+    "island_vs_peninsula": lambda f: (f["land"]["neck_to"] is None, f["land"]["neck_to"] is not None),
+    "left_vs_right_hand_traffic": lambda f: (_lane_side(f) == {"left"}, _lane_side(f) == {"right"}),
+    "field_rows_horizontal_vs_vertical": lambda f: (all(o["rows"] == "horizontal" for o in _objs(f)),
+                                                    all(o["rows"] == "vertical" for o in _objs(f))),
+    "house_above_vs_below_road": lambda f: (_objs(f)[0]["center"][1] + _objs(f)[0]["size"] / 2 < f["road"]["y"] - 0.05,
+                                            _objs(f)[0]["center"][1] - _objs(f)[0]["size"] / 2 > f["road"]["y"] + 0.05),
+    "clouds_vs_clear": lambda f: (bool(_objs(f, "cloud")), not _objs(f, "cloud")),
+    "roundabout_vs_crossroads": lambda f: (f["junction"]["roundabout"], not f["junction"]["roundabout"]),
+    "cars_vs_empty_road": lambda f: (bool(_objs(f, "car")), not _objs(f, "car")),
+    "boats_vs_planes": lambda f: (bool(_objs(f)) and all(o["kind"] == "boat" for o in _objs(f)),
+                                  bool(_objs(f)) and all(o["kind"] == "plane" for o in _objs(f))),
+    "trees_vs_houses": lambda f: (bool(_objs(f)) and all(o["kind"] == "tree" for o in _objs(f)),
+                                  bool(_objs(f)) and all(o["kind"] == "building" for o in _objs(f))),
+    "two_vs_six_buildings": lambda f: (len(_objs(f, "building")) == 2, len(_objs(f, "building")) == 6),
+    "small_vs_large_buildings": lambda f: (max(o["size"] for o in _objs(f)) <= 0.09, min(o["size"] for o in _objs(f)) >= 0.2),
+    "same_vs_mixed_roof_colours": lambda f: (len({o["colour"] for o in _objs(f)}) == 1,
+                                             len({o["colour"] for o in _objs(f)}) == len(_objs(f)) > 1),
+})
+
+
 def test_concepts_cover_every_category_with_paraphrases():
     assert {c.category for c in CONCEPTS.values()} == set(CATEGORIES)
     assert set(RULES) == {c.name for c in CONCEPTS.values()}
     assert sorted(list_tasks("bongard/*")) == sorted(CONCEPTS)
     for c in CONCEPTS.values():
         assert len(c.correct) >= 2 and len(c.incorrect) >= 2 and c.left and c.right
+    assert len(CONCEPTS) >= 30 and {c.style for c in CONCEPTS.values()} == {"classic", "aerial"}
+    for style in ("classic", "aerial"):
+        assert len({c.category for c in CONCEPTS.values() if c.style == style}) == len(CATEGORIES)
 
 
 @pytest.mark.parametrize("tid", sorted(CONCEPTS))

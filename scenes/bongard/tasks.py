@@ -14,7 +14,7 @@ from engine.registry import register_task
 from engine.sample import Draw
 from engine.scene import Scene
 
-from . import classic  # noqa: F401  (registers the classic concepts)
+from . import aerial, classic  # noqa: F401  (register the concepts)
 from .concepts import CONCEPTS, Concept
 from .judge import read_answer
 
@@ -52,18 +52,33 @@ def collage(left: list[Scene], right: list[Scene]) -> Scene:
     a black separator bar. Render it at :func:`collage_pixels` to keep panels square."""
     if len(left) != PER_SIDE or len(right) != PER_SIDE:
         raise ValueError(f"a collage needs {PER_SIDE} left and {PER_SIDE} right panels, got {len(left)} and {len(right)}")
-    W, _ = collage_shape()
+    W, H = collage_shape()
     u = 1.0 / W                                    # one panel unit in scene units
-    s = Scene(background=(235, 235, 235))
+    grey = (235, 235, 235)
+    s = Scene(background=grey)
+    boxes = []
     for side, panels in enumerate((left, right)):
         x0 = MARGIN if side == 0 else 2 + 3 * MARGIN + SEPARATOR
         for k, p in enumerate(panels):
             r, c = divmod(k, 2)
             cx = (x0 + c * (1 + MARGIN) + 0.5) * u
             cy = (MARGIN + r * (1 + MARGIN) + 0.5) * u
-            inset(s, p, (cx, cy), u, frame=(90, 90, 90), frame_width=0.01 * u)
+            inset(s, p, (cx, cy), u)
+            boxes.append((cx, cy))
+    # Panels may draw a little past their edges (round line caps, shapes at the border): the
+    # margins are painted over them, then the frames.
+    xs = [MARGIN / 2, 2 + 2.5 * MARGIN, 2 + 3.5 * MARGIN + SEPARATOR, W - MARGIN / 2, 1 + 1.5 * MARGIN,
+          3 + 4.5 * MARGIN + SEPARATOR]
+    widths = [MARGIN, MARGIN, MARGIN, MARGIN, MARGIN, MARGIN]
+    for x, w in zip(xs, widths):
+        s.rectangle((x * u, H / 2 * u), (w * u, H * u), color=grey)
+    for y in (MARGIN / 2, 1.5 * MARGIN + 1, 2.5 * MARGIN + 2, H - MARGIN / 2):
+        s.rectangle((W / 2 * u, y * u), (W * u, MARGIN * u), color=grey)
+    s.rectangle(((2 + 3 * MARGIN + SEPARATOR / 2) * u, H / 2 * u), (SEPARATOR * u, H * u), color=grey)
+    for cx, cy in boxes:
+        s.rectangle((cx, cy), (u, u), color=(90, 90, 90), fill=False, stroke=0.01 * u)
     mid = (2 + 3 * MARGIN + SEPARATOR / 2) * u
-    s.rectangle((mid, (3 + 4 * MARGIN) / 2 * u), (SEPARATOR * 0.35 * u, (3 + 2 * MARGIN) * u), color=(0, 0, 0))
+    s.rectangle((mid, H / 2 * u), (SEPARATOR * 0.35 * u, (3 + 2 * MARGIN) * u), color=(0, 0, 0))
     return s
 
 
