@@ -35,6 +35,7 @@ class Task:
     answer_distribution: dict | None = None   # gold answer -> probability, when known exactly
     rank: int = 0                             # position in a family's results table
     reader: Callable | None = field(default=None, repr=False)   # reply, sample -> Parsed (the family's format)
+    open_answer: bool = False                 # free text graded by a judge: no answer distribution, chance 0
 
     @property
     def family(self) -> str:
@@ -70,13 +71,14 @@ def _takes_index(fn) -> bool:
 
 
 def register_task(pattern: str, description: str = "", answer_distribution=None, rank: int = 0, reader=None,
-                  **grid):
+                  open_answer: bool = False, **grid):
     """Register ``fn`` once per combination of ``grid`` values, with id ``pattern.format(**params)``.
 
     ``answer_distribution`` (a dict, or a callable of the params returning one) states the
     exact distribution of gold answers, from which chance baselines are computed; ``rank``
     orders a family's tasks in its results table; ``reader(reply, sample) -> Parsed`` reads
-    replies written in the family's own answer format (default: ``evals.parsing``).
+    replies written in the family's own answer format (default: ``evals.parsing``);
+    ``open_answer`` marks free-text answers that a judge grades (no guess can be drawn).
 
     Example::
 
@@ -92,7 +94,7 @@ def register_task(pattern: str, description: str = "", answer_distribution=None,
                 raise ValueError(f"task id {tid!r} is registered twice")
             dist = answer_distribution(**params) if callable(answer_distribution) else answer_distribution
             _TASKS[tid] = Task(tid, fn, params, description or (fn.__doc__ or "").strip().split("\n")[0],
-                               dist, rank, reader)
+                               dist, rank, reader, open_answer)
         return fn
     return deco
 

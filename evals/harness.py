@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from engine.outputs import render_samples
-from engine.registry import resolve
+from engine.registry import get_task, resolve
 
 from .baselines import chance, critical_accuracy, percent
 from .parsing import is_correct
@@ -134,12 +134,14 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
     summary = summarise(results)
     _write(root / "results.json", json.dumps(results, indent=1, ensure_ascii=False) + "\n")
     _write(root / "transcripts.jsonl", "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in transcripts))
+    from .bongard import report as bongard_report
     from .elvis import report as elvis_report
     from .perceptv import report as perceptv_report
     from .plots import accuracy_bars
 
     families = "\n".join(part for part in (elvis_report(results, root, runner.name),
-                                            perceptv_report(results, root, runner.name)) if part)
+                                            perceptv_report(results, root, runner.name),
+                                            bongard_report(results, root, runner.name)) if part)
     _write(root / "summary.md", to_markdown(summary, runner.name, pattern, count, seed, proto.name)
            + "\n![accuracy per task](accuracy.png)\n\nBars: accuracy; grey tick: chance; red tick: p<0.05.\n"
            + ("\n" + families if families else ""))
@@ -161,7 +163,7 @@ def summarise(results: list[dict]) -> dict:
     rows = {}
     for task, rs in by_task.items():
         n = len(rs)
-        p0 = chance(dict(answer_space(task)))
+        p0 = 0.0 if get_task(task).open_answer else chance(dict(answer_space(task)))
         rows[task] = {"n": n, "accuracy": sum(r["correct"] for r in rs) / n,
                       "format_errors": sum(r["format_error"] for r in rs) / n, "chance": p0,
                       "critical": critical_accuracy(n, p0) if 0 < p0 < 1 else float("nan")}

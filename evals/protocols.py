@@ -87,6 +87,7 @@ def register_protocol(cls: type) -> type:
 def get_protocol(name: str) -> Protocol:
     if name not in PROTOCOLS:
         import evals.elvis  # noqa: F401  (the families register their protocols on import)
+        import evals.bongard  # noqa: F401
         import evals.perceptv  # noqa: F401
     if name not in PROTOCOLS:
         raise ValueError(f"protocol={name!r}; available: {', '.join(sorted(PROTOCOLS))}")

@@ -57,7 +57,8 @@ def answer_space(task_id: str, n: int = 512) -> tuple[tuple[str, float], ...]:
 
 class RandomRunner:
     """Guesses drawn from each task's answer distribution (so its expected accuracy is the
-    chance row ``sum p^2``), seeded per request id: the same request, the same guess."""
+    chance row ``sum p^2``), seeded per request id: the same request, the same guess. For a
+    free-text task (``open_answer``) it declines to answer: chance is 0 there."""
 
     def __init__(self, seed: int = 0):
         self.seed = int(seed)
@@ -66,6 +67,9 @@ class RandomRunner:
     def generate(self, requests: list[Request]) -> list[str]:
         out = []
         for r in requests:
+            if get_task(r.task).open_answer:      # no distribution to draw a free-text answer from
+                out.append("I do not know.")
+                continue
             answers, probs = zip(*answer_space(r.task))
             key = int.from_bytes(hashlib.blake2b(f"{self.seed}\x00{r.id}".encode(), digest_size=8).digest(), "little")
             out.append(answers[int(np.random.Generator(np.random.Philox(key=key)).choice(len(answers), p=probs))])

@@ -4,7 +4,8 @@ from collections import defaultdict
 from engine.registry import list_tasks
 
 # One pattern per family that keeps the family's evaluation tests quick (ELVIS has 3,388 tasks).
-FAMILY_SAMPLE = {"elvis": "elvis/closure/feature_triangle/*", "perceptv": "perceptv/count*"}
+FAMILY_SAMPLE = {"elvis": "elvis/closure/feature_triangle/*", "perceptv": "perceptv/count*",
+                 "bongard": "bongard/classic/s*/*"}
 
 
 def representatives(ids=None, keep: int = 8) -> list[str]:

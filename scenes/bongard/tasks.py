@@ -153,7 +153,7 @@ def _register() -> None:
         def task(rng, c=c):
             return problem(c, rng)
         task.__doc__ = f"Bongard {c.style} {c.category}: {c.left} / {c.right}"
-        register_task(tid, reader=read_answer)(task)
+        register_task(tid, reader=read_answer, open_answer=True)(task)
 
 
 _register()

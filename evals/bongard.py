@@ -1,0 +1,294 @@
+"""Bongard protocols (the seed's five prompting strategies), the model judge and the report.
+
+Panels of a Bongard sample: the collage, then left panels 1-6, right panels 1-6 (see
+``scenes.bongard.tasks``). Every strategy ends with a turn whose reply is the two-sentence
+answer; the seed's common system prompt opens each fresh conversation.
+
+* ``bongard-direct``: the collage, one turn.
+* ``bongard-descriptive-direct``: each of the 12 images described alone, then the collage
+  with all descriptions.
+* ``bongard-contrastive-direct``: each of the 6 left/right pairs contrasted alone, then the
+  collage with all difference lists.
+* ``bongard-contrastive-iterative``: the pairs one after another, each refining a candidate
+  concept carried in the prompt; the last pair asks for the answer.
+* ``bongard-descriptive-iterative``: each side's images one after another, refining a
+  description of that side; then the collage with both descriptions.
+"""
+from __future__ import annotations
+
+from engine.sample import Sample
+
+from .protocols import Protocol, Turn, register_protocol
+
+A2 = ("Here is the Bongard problem collage. Provide your answer as two plain sentences: first the concept for all left "
+      "images, then the concept for all right images.")
+A3_IMAGE = ("This is a single image from either the left or right side of a Bongard problem. Do not solve the problem "
+            "yet. Describe this image in detail. Focus on all visual features: objects, shapes, colors, spatial "
+            "arrangements, textures, and any other distinctive properties. Be thorough, as these descriptions will "
+            "later be used to identify a common concept.")
+A3_FINAL = ("Here is the Bongard problem collage. Below are the detailed descriptions of each left image and each right "
+            "image. Based on this information, provide your answer. Left class image descriptions: {}. Right class "
+            "image descriptions: {}.")
+A4_PAIR = ("Here is a pair: one image from the left side of a Bongard problem and one from the right side. Do not solve "
+           "the full problem yet. Instead, carefully examine both images and list all differences between them. Focus "
+           "on contrasting visual features: objects, shapes, colors, positions, textures, counts, orientations, or any "
+           "other properties that distinguish the left image from the right image. Output your answer as a simple "
+           "list of differences. Use plain text, no markdown.")
+A4_FINAL = ("Here is the full Bongard problem collage. Below are all the difference lists obtained from comparing "
+            "left-right image pairs. Based on this information, determine the common concept that unites all left "
+            "images but no right images, and the common concept that unites all right images but no left images. "
+            "Provide your answer.")
+A5_FIRST = ("Here is a pair: one image from the left side of a Bongard problem and one from the right side. Carefully "
+            "examine both images and list all differences between them. Focus on contrasting visual features: objects, "
+            "shapes, colors, positions, textures, counts, orientations, or any other properties that distinguish the "
+            "left image from the right image. Propose a candidate concept that distinguishes the left image from the "
+            "right image.")
+A5_NEXT = ("Here is the next left-right pair. Your goal is to generalize the concept to fit all of the pairs you have "
+           "seen. Carefully examine the new pair and find all differences between the images. Focus on contrasting "
+           "visual features: objects, shapes, colors, positions, textures, counts, orientations, or any other "
+           "properties that distinguish the left image from the right image. Your previous candidate concept is: {}. "
+           "Check whether the previous concept applies to the new pair. If it is fully correct, output the same "
+           "concept unchanged. If it is partially correct, refine the concept by removing or adjusting the failing "
+           "parts, keeping only the aspects valid for all left images seen so far and false for all right images. If it "
+           "is completely wrong, discard it and formulate a completely new concept based on all pairs seen now, "
+           "including this one. Output the updated concept as one detailed sentence covering all distinguishing "
+           "features common to all processed pairs.")
+A5_LAST = ("This is the last left-right pair. Based on all six pairs and your iterative refinement, provide your final "
+           "answer. Output exactly two plain sentences: the first describes the concept that holds for all left images "
+           "but no right images, and the second describes the concept that holds for all right images but no left "
+           "images. Your iterative concept is: {}.")
+A6_FIRST = ("This is the first image from one side of a Bongard problem. Later you will see more images from this same "
+            "side. Your goal is to formulate a general description of all images on this side for solving the problem "
+            "later. Do not solve the problem yet. Describe this image in detail. Focus on all visual features: objects, "
+            "shapes, colors, spatial arrangements, textures, counts, orientations, and any other distinctive "
+            "properties. Be thorough, as these descriptions will later be used to identify a common concept.")
+A6_NEXT = ("Here is the next image from the same side. Your goal is to generalize the class description to fit all "
+           "images from this side that you have seen so far. Carefully examine this new image and list all its "
+           "relevant visual features: objects, shapes, colors, spatial arrangements, textures, counts, orientations, "
+           "or any other distinctive properties. Your previous candidate description for this side is: {}. Check "
+           "whether it applies to the new image. If it is fully correct, output the same description unchanged. If it "
+           "is partially correct, refine the description by removing or adjusting the failing parts, keeping only what "
+           "is true for all images seen so far. If it is completely wrong, discard it and formulate a completely new "
+           "description based on all images seen now, including this one.")
+A6_LAST = ("This is the last image from this side. Based on all six images and your iterative refinement, provide the "
+           "final description that unites all images on this side. Your iterative description is: {}.")
+A6_FINAL = ("Here is the Bongard problem collage. Below are generalized descriptions of the left and right sides of "
+            "images. Based on this information, solve the Bongard problem. Left class image descriptions: {}. Right "
+            "class image descriptions: {}.")
+
+
+def _system(sample: Sample) -> str:
+    from scenes.bongard.tasks import SYSTEM
+
+    return SYSTEM
+
+
+class _Strategy(Protocol):
+    """A strategy as a list of steps: ``step(k, sample, images, replies)`` builds turn ``k``."""
+
+    def steps(self) -> int:
+        raise NotImplementedError
+
+    def step(self, k: int, sample: Sample, images, replies: list[str]) -> Turn:
+        raise NotImplementedError
+
+    def first(self, sample, images):
+        return self._turn(0, sample, images, [])
+
+    def next(self, sample, images, turns):
+        k = len(turns)
+        return self._turn(k, sample, images, [t.reply for t in turns]) if k < self.steps() else None
+
+    def _turn(self, k, sample, images, replies):
+        t = self.step(k, sample, images, replies)
+        t.prompt = _system(sample) + "\n\n" + t.prompt
+        if k == self.steps() - 1:
+            t.gold = sample.meta.get("gold_text")
+        else:
+            t.gold = f"{sample.meta['reference']['left']} {sample.meta['reference']['right']}"
+            t.history = False
+        return t
+
+
+def _left(images, i):
+    return images[1 + i]
+
+
+def _right(images, i):
+    return images[7 + i]
+
+
+@register_protocol
+class Direct(_Strategy):
+    name = "bongard-direct"
+
+    def steps(self):
+        return 1
+
+    def step(self, k, sample, images, replies):
+        return Turn(A2, [images[0]])
+
+
+@register_protocol
+class DescriptiveDirect(_Strategy):
+    name = "bongard-descriptive-direct"
+
+    def steps(self):
+        return 13
+
+    def step(self, k, sample, images, replies):
+        if k < 12:
+            return Turn(A3_IMAGE, [images[1 + k]], history=False)
+        return Turn(A3_FINAL.format(" | ".join(replies[:6]), " | ".join(replies[6:12])), [images[0]], history=False)
+
+
+@register_protocol
+class ContrastiveDirect(_Strategy):
+    name = "bongard-contrastive-direct"
+
+    def steps(self):
+        return 7
+
+    def step(self, k, sample, images, replies):
+        if k < 6:
+            return Turn(A4_PAIR, [_left(images, k), _right(images, k)], history=False)
+        lists = " ".join(f"Pair {i + 1}: {r}" for i, r in enumerate(replies[:6]))
+        return Turn(A4_FINAL + " " + lists, [images[0]], history=False)
+
+
+@register_protocol
+class ContrastiveIterative(_Strategy):
+    name = "bongard-contrastive-iterative"
+
+    def steps(self):
+        return 6
+
+    def step(self, k, sample, images, replies):
+        pair = [_left(images, k), _right(images, k)]
+        if k == 0:
+            return Turn(A5_FIRST, pair, history=False)
+        return Turn((A5_LAST if k == 5 else A5_NEXT).format(replies[-1]), pair, history=False)
+
+
+@register_protocol
+class DescriptiveIterative(_Strategy):
+    name = "bongard-descriptive-iterative"
+
+    def steps(self):
+        return 13
+
+    def step(self, k, sample, images, replies):
+        if k == 12:
+            return Turn(A6_FINAL.format(replies[5], replies[11]), [images[0]], history=False)
+        side, i = divmod(k, 6)
+        img = [(_left if side == 0 else _right)(images, i)]
+        if i == 0:
+            return Turn(A6_FIRST, img, history=False)
+        return Turn((A6_LAST if i == 5 else A6_NEXT).format(replies[-1]), img, history=False)
+
+
+STRATEGIES = ("bongard-direct", "bongard-descriptive-direct", "bongard-contrastive-direct",
+              "bongard-contrastive-iterative", "bongard-descriptive-iterative")
+
+
+# ---------------------------------------------------------------- the model judge
+
+JUDGE_USER = ("Task-specific evaluation instruction:\n{instruction}\nReference answers:\nLeft: {ref_left}\n"
+              "Right: {ref_right}\nExamples of correct answers:\n{correct}\nExamples of incorrect answers:\n{incorrect}\n"
+              "Model answer:\n{answer}")
+
+CLASS_INSTRUCTIONS = {
+    "size": ("You are given answers to a problem of the \u201csize\u201d type. Your task is to check whether each answer is "
+             "correct. A correct answer must explicitly mention one of the following differences between the objects in "
+             "the left and right sets of images: the objects in one set are closer and the objects in the other set are "
+             "farther; the objects in one set are bigger and the objects in the other set are smaller; or each set has a "
+             "name, such as \u201cbarns\u201d on the left and \u201cestates\u201d on the right, and these names reflect a "
+             "real-world size difference. For example, barns are typically smaller than estates, so stating that "
+             "difference would be correct logic. If an answer contains the phrase \u201cI do not know\u201d or any similar "
+             "expression of uncertainty, it is incorrect. Output your judgment as correct or incorrect for each answer, "
+             "with a brief justification."),
+    "presence": ("In this task, the reference target property is based on the presence of an object of a certain class "
+                 "in one set of images and the absence of that same object in the other set. The property is not based "
+                 "on the shape of objects, their color, size, or spatial arrangement."),
+    "number": ("You are given answers to a problem of the \u201cnumber\u201d type. Your task is to check whether each answer "
+               "is correct. A correct answer must explicitly mention one of the following differences between the "
+               "objects in the left and right sets of images: every image in one set contains more or fewer specific "
+               "objects than every image in the other set; or every image in one set contains a specific fixed number "
+               "of objects, and every image in the other set contains a different specific fixed number of objects."),
+    "shape": ("In this task, the reference target property is based on the shape of objects in the image, regardless of "
+              "their semantics."),
+    "spatial": ("In this task, the reference target property is based exclusively on the position of objects in the "
+                "image, the orientation of objects relative to the image frame, or the mutual arrangement of objects "
+                "relative to each other. The property is not based on shape, color, size, quantity, or semantics."),
+    "same": ("For this task, the target property should be a shared visual characteristic that unifies objects in one "
+             "class and sets them apart from the other class. A correct answer must describe a visual attribute that is "
+             "uniform across the images in one set and non-uniform in the other collage."),
+    "semantic": ("A correct answer identifies a difference in object type, purpose, class, activity, or real-world "
+                 "meaning between the two sets of images. The target property must be the object type itself, such as "
+                 "rivers versus roads, or a direct equivalent, such as the presence of water versus the absence of "
+                 "water."),
+}
+
+
+def judge_prompt(concept, answer: str) -> str:
+    """The seed's judge prompt (system + user template + the category's instruction)."""
+    from scenes.bongard.judge import JUDGE_SYSTEM
+
+    ex = lambda pairs: "\n".join(f"Example {i + 1}:\nLeft: {a}\nRight: {b}" for i, (a, b) in enumerate(pairs))  # noqa: E731
+    return JUDGE_SYSTEM + "\n\n" + JUDGE_USER.format(
+        instruction=CLASS_INSTRUCTIONS[concept.category], ref_left=concept.left, ref_right=concept.right,
+        correct=ex(concept.correct), incorrect=ex(concept.incorrect), answer=answer)
+
+
+def model_judge(runner, items) -> list[bool]:
+    """Grade ``items`` (``(task id, answer)`` pairs) with a text model through the runner
+    interface: a reply whose first word is ``correct`` accepts."""
+    from scenes.bongard import CONCEPTS
+
+    from .runners import Request
+
+    reqs = [Request(id=f"judge:{k}", task=tid, images=[], prompt=judge_prompt(CONCEPTS[tid], answer),
+                    answer_type="single", gold="correct")
+            for k, (tid, answer) in enumerate(items)]
+    replies = runner.generate(reqs) if reqs else []
+    return [r.strip().lower().split()[0].strip(".,:") == "correct" if r.strip() else False for r in replies]
+
+
+def judge_agreement(grade) -> dict:
+    """How often ``grade(task id, answer) -> bool`` agrees with the stored labels: every
+    concept's reference, its correct paraphrases (accept) and incorrect ones (reject)."""
+    from scenes.bongard import CONCEPTS
+
+    items = []
+    for tid, c in CONCEPTS.items():
+        items.append((tid, f"{c.left} {c.right}", True))
+        items += [(tid, f"{a} {b}", True) for a, b in c.correct]
+        items += [(tid, f"{a} {b}", False) for a, b in c.incorrect]
+    hits = [grade(tid, ans) == label for tid, ans, label in items]
+    return {"items": len(items), "agreement": sum(hits) / len(items)}
+
+
+# ---------------------------------------------------------------- report
+
+HUMANS = {"all": 0.745, "number": 0.823, "presence": 0.734, "same": 0.577, "semantic": 0.853, "shape": 0.801,
+          "size": 0.778, "spatial": 0.518}
+COLUMNS = ("all", "number", "presence", "same", "semantic", "shape", "size", "spatial")
+
+
+def report(results: list[dict], folder=None, title: str = "") -> str:
+    """Accuracy per category in the seed's results-table layout, with its human baseline row."""
+    rs = [r for r in results if r["task"].startswith("bongard/")]
+    if not rs:
+        return ""
+    by: dict[str, list[bool]] = {"all": []}
+    for r in rs:
+        cat = r["task"].split("/")[2]
+        by.setdefault(cat, []).append(r["correct"])
+        by["all"].append(r["correct"])
+    row = lambda name, vals: "| " + name + " | " + " | ".join(vals) + " |"  # noqa: E731
+    fmt = lambda c: f"{sum(by[c]) / len(by[c]):.3f}" if by.get(c) else "-"  # noqa: E731
+    lines = ["## Bongard", "", f"{len(rs)} problems, graded by the rule-based judge (first sentence: left concept, "
+             "second: right).", "", row("Model", COLUMNS), "|" + "---|" * (len(COLUMNS) + 1),
+             row("Humans (seed)", [f"{HUMANS[c]:.3f}" for c in COLUMNS]), row(title or "this run", [fmt(c) for c in COLUMNS]),
+             ""]
+    return "\n".join(lines)
