@@ -190,6 +190,10 @@ def cmd_bench(a) -> int:
         from benchmarks import perceptv_bench
 
         return perceptv_bench.main(quick=a.quick, out=a.results)
+    if a.bongard:
+        from benchmarks import bongard_bench
+
+        return bongard_bench.main(quick=a.quick, out=a.results)
     from benchmarks import render_bench
 
     return render_bench.main(quick=a.quick, out=a.results)
@@ -274,6 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--eval", action="store_true", help="evaluation throughput instead of rendering")
     s.add_argument("--elvis", action="store_true", help="ELVIS dataset generation (all 3,388 tasks) vs Pillow")
     s.add_argument("--perceptv", action="store_true", help="Percept-V dataset generation vs reference-style scripts")
+    s.add_argument("--bongard", action="store_true", help="Bongard problems per second vs the reference figure")
     s.add_argument("--results", default=None, help="markdown file to write (default: print only)")
     s.set_defaults(fn=cmd_bench)
     return p

@@ -86,15 +86,27 @@ def encode_png(image: torch.Tensor) -> bytes:
             + _chunk(b"IEND", b""))
 
 
+def _panel_size(sample, k: int, size) -> tuple[int, int]:
+    """A panel's pixels: ``size`` square, except a first panel whose sample states its
+    ``meta["aspect"] = [h, w]`` in panel units (a Bongard collage: ``size`` per panel)."""
+    H, W = canvas_size(size)
+    aspect = sample.meta.get("aspect") if k == 0 else None
+    return (round(aspect[0] * H), round(aspect[1] * W)) if aspect else (H, W)
+
+
 def render_samples(samples, size: int, batch_panels: int = 128) -> list[list[torch.Tensor]]:
-    """Render every panel of ``samples`` in batches; returns per sample a list of ``[3,H,W]`` uint8."""
-    flat = [(i, p) for i, s in enumerate(samples) for p in s.panels]
-    out: list[list[torch.Tensor]] = [[] for _ in samples]
-    for j in range(0, len(flat), batch_panels):
-        chunk = flat[j:j + batch_panels]
-        imgs = render([p for _, p in chunk], size)
-        for (i, _), img in zip(chunk, imgs):
-            out[i].append(img)
+    """Render every panel of ``samples`` in batches (one batch per panel size); returns per
+    sample a list of ``[3,H,W]`` uint8."""
+    groups: dict[tuple[int, int], list] = {}
+    for i, s in enumerate(samples):
+        for k, p in enumerate(s.panels):
+            groups.setdefault(_panel_size(s, k, size), []).append((i, k, p))
+    out: list[list] = [[None] * len(s.panels) for s in samples]
+    for hw, flat in groups.items():
+        for j in range(0, len(flat), batch_panels):
+            chunk = flat[j:j + batch_panels]
+            for (i, k, _), img in zip(chunk, render([p for _, _, p in chunk], hw)):
+                out[i][k] = img
     return out
 
 

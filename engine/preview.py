@@ -58,7 +58,7 @@ def contact_sheet(samples: list[Sample], size: int = 192, cols: int | None = Non
         # a family may say which panels a prompt shows (e.g. a collage) and their aspect ratio
         shown = [s.panels[i] for i in s.meta.get("prompt_panels", range(len(s.panels)))]
         aspect = s.meta.get("aspect")
-        hw = (max(1, round(size * aspect[0] / aspect[1])), size) if aspect else size
+        hw = (size, max(1, round(size * aspect[1] / aspect[0]))) if aspect else size   # as tall as a panel
         tiles.append(stitch(render(shown, hw), gap=4, fill=128))
     cols = cols or min(4, len(samples))
     cell_w = max(max(t.shape[2] for t in tiles), 2 * size) + 16

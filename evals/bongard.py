@@ -197,37 +197,12 @@ JUDGE_USER = ("Task-specific evaluation instruction:\n{instruction}\nReference a
               "Right: {ref_right}\nExamples of correct answers:\n{correct}\nExamples of incorrect answers:\n{incorrect}\n"
               "Model answer:\n{answer}")
 
-CLASS_INSTRUCTIONS = {
-    "size": ("You are given answers to a problem of the \u201csize\u201d type. Your task is to check whether each answer is "
-             "correct. A correct answer must explicitly mention one of the following differences between the objects in "
-             "the left and right sets of images: the objects in one set are closer and the objects in the other set are "
-             "farther; the objects in one set are bigger and the objects in the other set are smaller; or each set has a "
-             "name, such as \u201cbarns\u201d on the left and \u201cestates\u201d on the right, and these names reflect a "
-             "real-world size difference. For example, barns are typically smaller than estates, so stating that "
-             "difference would be correct logic. If an answer contains the phrase \u201cI do not know\u201d or any similar "
-             "expression of uncertainty, it is incorrect. Output your judgment as correct or incorrect for each answer, "
-             "with a brief justification."),
-    "presence": ("In this task, the reference target property is based on the presence of an object of a certain class "
-                 "in one set of images and the absence of that same object in the other set. The property is not based "
-                 "on the shape of objects, their color, size, or spatial arrangement."),
-    "number": ("You are given answers to a problem of the \u201cnumber\u201d type. Your task is to check whether each answer "
-               "is correct. A correct answer must explicitly mention one of the following differences between the "
-               "objects in the left and right sets of images: every image in one set contains more or fewer specific "
-               "objects than every image in the other set; or every image in one set contains a specific fixed number "
-               "of objects, and every image in the other set contains a different specific fixed number of objects."),
-    "shape": ("In this task, the reference target property is based on the shape of objects in the image, regardless of "
-              "their semantics."),
-    "spatial": ("In this task, the reference target property is based exclusively on the position of objects in the "
-                "image, the orientation of objects relative to the image frame, or the mutual arrangement of objects "
-                "relative to each other. The property is not based on shape, color, size, quantity, or semantics."),
-    "same": ("For this task, the target property should be a shared visual characteristic that unifies objects in one "
-             "class and sets them apart from the other class. A correct answer must describe a visual attribute that is "
-             "uniform across the images in one set and non-uniform in the other collage."),
-    "semantic": ("A correct answer identifies a difference in object type, purpose, class, activity, or real-world "
-                 "meaning between the two sets of images. The target property must be the object type itself, such as "
-                 "rivers versus roads, or a direct equivalent, such as the presence of water versus the absence of "
-                 "water."),
-}
+def class_instructions() -> dict[str, str]:
+    """The seed's category-specific judge instructions (appendix B.3), verbatim."""
+    import json
+    from pathlib import Path
+
+    return json.loads((Path(__file__).parent / "prompts" / "bongard_judge_instructions.json").read_text())
 
 
 def judge_prompt(concept, answer: str) -> str:
@@ -236,7 +211,7 @@ def judge_prompt(concept, answer: str) -> str:
 
     ex = lambda pairs: "\n".join(f"Example {i + 1}:\nLeft: {a}\nRight: {b}" for i, (a, b) in enumerate(pairs))  # noqa: E731
     return JUDGE_SYSTEM + "\n\n" + JUDGE_USER.format(
-        instruction=CLASS_INSTRUCTIONS[concept.category], ref_left=concept.left, ref_right=concept.right,
+        instruction=class_instructions()[concept.category], ref_left=concept.left, ref_right=concept.right,
         correct=ex(concept.correct), incorrect=ex(concept.incorrect), answer=answer)
 
 
