@@ -214,3 +214,15 @@ def test_replies_are_read_through_the_judge():
     assert reader("Each left image has 3 figures. Each right image has 5 figures.", s).value == s.answer_text
     assert reader("Left has five. Right has three.", s).value != s.answer_text
     assert reader("   ", s).format_error
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tid", sorted(CONCEPTS))
+def test_every_panel_follows_its_rule_over_many_problems(tid):
+    rule = RULES[CONCEPTS[tid].name]
+    for seed in range(3):
+        for s in get_task(tid).samples(seed, range(20)):
+            for side, name in ((0, "left"), (1, "right")):
+                for f in s.meta["panels"][name] + s.meta["held_out"][name]:
+                    holds = rule(f)
+                    assert holds[side] and not holds[1 - side], (seed, s.index, name, f)
