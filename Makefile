@@ -5,6 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 FONT := /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+SYSTEM_PACKAGES := libegl1 libegl-mesa0 libgl1-mesa-dri libusb-1.0-0
 
 .PHONY: setup demo test test-slow bench clean
 
@@ -17,6 +18,13 @@ $(STAMP): pyproject.toml constraints.txt
 	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq fonts-dejavu-core; \
 	  else echo "missing $(FONT): install fonts-dejavu-core or set PROCVIS_FONT" >&2; exit 1; fi; fi
+	@# headless OpenGL for the 3D objects (Mesa EGL) and libusb, which open3d needs to import
+	@missing=""; if command -v dpkg >/dev/null; then \
+	  for p in $(SYSTEM_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; fi; \
+	if [ -n "$$missing" ]; then \
+	  if command -v apt-get >/dev/null && [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else echo "missing system packages:$$missing (apt-get install them)" >&2; exit 1; fi; fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0
 	$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -e '.[test]'

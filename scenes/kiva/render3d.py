@@ -1,0 +1,111 @@
+"""Headless rendering of the 3D objects into RGBA sprites (pyrender on EGL), cached by
+(object, view, size) in memory and on disk (``~/.cache/procvis/kiva``)."""
+from __future__ import annotations
+
+import ctypes.util
+import functools
+import hashlib
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .objects import build
+
+VIEWS = {"front": (25.0, 15.0), "side": (70.0, 15.0), "top": (25.0, 55.0)}   # azimuth, elevation (degrees)
+CACHE_VERSION = 1
+
+
+class HeadlessGLError(RuntimeError):
+    """No headless OpenGL (EGL) is available to render 3D objects."""
+
+
+def _check_gl() -> None:
+    missing = [lib for lib in ("EGL", "GL") if ctypes.util.find_library(lib) is None]
+    if missing:
+        raise HeadlessGLError(
+            f"3D objects need headless OpenGL: missing system librar{'y' if len(missing) == 1 else 'ies'} "
+            f"{', '.join('lib' + m for m in missing)} (Debian: apt-get install libegl1 libegl-mesa0 libgl1-mesa-dri)")
+
+
+@functools.lru_cache(maxsize=1)
+def _renderer_module():
+    os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
+    _check_gl()
+    try:
+        import pyrender
+        import trimesh
+    except ImportError as e:
+        raise HeadlessGLError(f"3D rendering needs pyrender and trimesh: {e}") from None
+    return pyrender, trimesh
+
+
+@functools.lru_cache(maxsize=4)
+def _offscreen(size: int):
+    pyrender, _ = _renderer_module()
+    try:
+        return pyrender.OffscreenRenderer(size, size)
+    except Exception as e:                 # pyrender raises bare exceptions from the GL stack
+        raise HeadlessGLError(f"could not open a headless OpenGL context ({type(e).__name__}: {e}); "
+                              "PYOPENGL_PLATFORM=egl needs Mesa EGL (libegl-mesa0, libgl1-mesa-dri)") from None
+
+
+def _camera_pose(azimuth: float, elevation: float, distance: float = 4.0) -> np.ndarray:
+    a, e = math.radians(azimuth), math.radians(elevation)
+    eye = distance * np.array([math.sin(a) * math.cos(e), math.sin(e), math.cos(a) * math.cos(e)])
+    z = eye / np.linalg.norm(eye)
+    x = np.cross([0.0, 1.0, 0.0], z)
+    x /= np.linalg.norm(x)
+    y = np.cross(z, x)
+    pose = np.eye(4)
+    pose[:3, 0], pose[:3, 1], pose[:3, 2], pose[:3, 3] = x, y, z, eye
+    return pose
+
+
+def render_parts(parts, view: str = "front", size: int = 256) -> torch.Tensor:
+    """RGBA sprite ``[4, size, size]`` uint8 of ``parts`` (from :func:`objects.build`): soft
+    shading, transparent background, the object filling about 90% of the frame."""
+    if view not in VIEWS:
+        raise ValueError(f"view={view!r}; views: {', '.join(VIEWS)}")
+    pyrender, trimesh = _renderer_module()
+    scene = pyrender.Scene(bg_color=[0, 0, 0, 0], ambient_light=[0.45, 0.45, 0.45])
+    for mesh, rgb in parts:
+        tm = trimesh.Trimesh(np.asarray(mesh.vertices), np.asarray(mesh.triangles), process=False)
+        mat = pyrender.MetallicRoughnessMaterial(baseColorFactor=[*rgb, 1.0], metallicFactor=0.0, roughnessFactor=0.8)
+        scene.add(pyrender.Mesh.from_trimesh(tm, material=mat, smooth=False))
+    pose = _camera_pose(*VIEWS[view])
+    scene.add(pyrender.OrthographicCamera(xmag=1.05, ymag=1.05, znear=0.1, zfar=10.0), pose=pose)
+    key = _camera_pose(VIEWS[view][0] - 35, VIEWS[view][1] + 30)
+    scene.add(pyrender.DirectionalLight(color=[1.0, 1.0, 1.0], intensity=2.6), pose=key)
+    colour, _ = _offscreen(size).render(scene, flags=pyrender.RenderFlags.RGBA)
+    return torch.from_numpy(np.ascontiguousarray(colour)).permute(2, 0, 1).contiguous()
+
+
+def _cache_dir() -> Path:
+    return Path(os.environ.get("PROCVIS_CACHE", Path.home() / ".cache" / "procvis")) / "kiva"
+
+
+@functools.lru_cache(maxsize=512)
+def sprite(name: str, view: str = "front", size: int = 256) -> torch.Tensor:
+    """The RGBA sprite of object ``name`` (``[4, size, size]`` uint8), rendered once and then
+    read from the cache."""
+    from PIL import Image
+
+    digest = hashlib.blake2b(f"{CACHE_VERSION}:{name}:{view}:{size}".encode(), digest_size=6).hexdigest()
+    path = _cache_dir() / f"{name}-{view}-{size}-{digest}.png"
+    if path.exists():
+        try:
+            return torch.from_numpy(np.asarray(Image.open(path).convert("RGBA")).copy()).permute(2, 0, 1).contiguous()
+        except OSError:
+            pass                         # a damaged cache file: render again
+    img = render_parts(build(name), view, size)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+        Image.fromarray(img.permute(1, 2, 0).numpy(), "RGBA").save(tmp)
+        tmp.replace(path)
+    except OSError:
+        pass                             # an unwritable cache only costs speed
+    return img

@@ -1,0 +1,110 @@
+"""The KiVA transformations as batched tensor ops on RGBA sprites ``[B, 4, H, W]`` uint8
+(any device): recolour, scale, stretch, rotate, reflect, and laying out N copies."""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+TARGETS = {"red": (255, 0, 0), "green": (0, 128, 0), "blue": (0, 0, 255), "yellow": (255, 255, 0)}
+
+
+def _check(sprites: torch.Tensor) -> None:
+    if sprites.dim() != 4 or sprites.shape[1] != 4 or sprites.dtype != torch.uint8:
+        raise ValueError(f"sprites must be [B, 4, H, W] uint8, got {tuple(sprites.shape)} {sprites.dtype}")
+
+
+def recolour(sprites: torch.Tensor, target) -> torch.Tensor:
+    """Every visible pixel becomes ``floor((rgb + target) / 2)``; ``target="grey"`` gives the
+    pixel's luma instead. Alpha is kept. ``[B, 4, H, W]``."""
+    _check(sprites)
+    out = sprites.clone()
+    rgb = sprites[:, :3].to(torch.int32)
+    if target == "grey":
+        w = torch.tensor([299, 587, 114], dtype=torch.int32, device=sprites.device).view(1, 3, 1, 1)
+        new = ((rgb * w).sum(1, keepdim=True) // 1000).expand_as(rgb)
+    else:
+        t = torch.tensor(TARGETS.get(target, target), dtype=torch.int32, device=sprites.device).view(1, 3, 1, 1)
+        new = (rgb + t) // 2
+    visible = (sprites[:, 3:] > 0).expand_as(rgb)
+    out[:, :3] = torch.where(visible, new, rgb).to(torch.uint8)
+    return out
+
+
+def _affine(sprites: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
+    """Resample by the affine ``theta`` ``[B, 2, 3]`` (output -> input, normalised coordinates),
+    premultiplied alpha so edges do not darken."""
+    x = sprites.float() / 255
+    a = x[:, 3:]
+    pre = torch.cat([x[:, :3] * a, a], 1)
+    grid = F.affine_grid(theta.to(x.dtype), list(x.shape), align_corners=False)
+    y = F.grid_sample(pre, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+    alpha = y[:, 3:]
+    rgb = torch.where(alpha > 1e-6, y[:, :3] / alpha.clamp_min(1e-6), torch.zeros_like(y[:, :3]))
+    return (torch.cat([rgb, alpha], 1).clamp(0, 1) * 255).round().to(torch.uint8)
+
+
+def scale(sprites: torch.Tensor, fx: float, fy: float | None = None) -> torch.Tensor:
+    """Scale about the centre by ``fx`` (and ``fy``, default ``fx``) on the same canvas."""
+    _check(sprites)
+    fy = fx if fy is None else fy
+    theta = torch.tensor([[1.0 / fx, 0.0, 0.0], [0.0, 1.0 / fy, 0.0]], device=sprites.device)
+    return _affine(sprites, theta.expand(len(sprites), 2, 3))
+
+
+def fit_for_rotation(sprites: torch.Tensor) -> torch.Tensor:
+    """Shrink about the centre by 1/sqrt(2), so any rotation keeps the whole object."""
+    return scale(sprites, 1 / math.sqrt(2))
+
+
+def rotate(sprites: torch.Tensor, degrees: float) -> torch.Tensor:
+    """Rotate clockwise by ``degrees``; multiples of 90 are exact pixel permutations. Apply
+    :func:`fit_for_rotation` first (to every image of a trial) so nothing is cropped."""
+    _check(sprites)
+    d = float(degrees) % 360
+    if d % 90 == 0:
+        return torch.rot90(sprites, k=-int(d // 90), dims=(2, 3)).contiguous()
+    a = math.radians(d)
+    theta = torch.tensor([[math.cos(a), math.sin(a), 0.0], [-math.sin(a), math.cos(a), 0.0]], device=sprites.device)
+    return _affine(sprites, theta.expand(len(sprites), 2, 3))
+
+
+def reflect(sprites: torch.Tensor, axis: str) -> torch.Tensor:
+    """Mirror about the X axis (upside down), the Y axis (sideways) or ``"both"``."""
+    _check(sprites)
+    dims = {"x": (2,), "y": (3,), "both": (2, 3)}.get(axis)
+    if dims is None:
+        raise ValueError(f"axis={axis!r}; allowed: x, y, both")
+    return torch.flip(sprites, dims=dims)
+
+
+def copies(sprite: torch.Tensor, n: int, size: int | None = None) -> torch.Tensor:
+    """``n`` copies of one sprite ``[4, h, w]`` laid out in a near-square grid on one canvas
+    ``[4, size, size]`` (default: the sprite's size)."""
+    if sprite.dim() != 3 or sprite.shape[0] != 4:
+        raise ValueError(f"sprite must be [4, h, w], got {tuple(sprite.shape)}")
+    if n < 1:
+        raise ValueError(f"n={n!r} must be >= 1")
+    size = size or sprite.shape[-1]
+    cols = math.ceil(math.sqrt(n))
+    rows = math.ceil(n / cols)
+    cell = size // max(cols, rows)
+    small = F.interpolate(sprite[None].float(), size=(cell, cell), mode="bilinear", antialias=True,
+                          align_corners=False)[0].round().clamp(0, 255).to(torch.uint8)
+    out = torch.zeros(4, size, size, dtype=torch.uint8, device=sprite.device)
+    y0 = (size - rows * cell) // 2
+    for k in range(n):
+        r, c = divmod(k, cols)
+        in_row = min(cols, n - r * cols)                  # centre a short last row
+        x0 = (size - in_row * cell) // 2
+        out[:, y0 + r * cell:y0 + (r + 1) * cell, x0 + c * cell:x0 + (c + 1) * cell] = small
+    return out
+
+
+def over(sprites: torch.Tensor, background=(255, 255, 255)) -> torch.Tensor:
+    """Composite RGBA sprites onto a flat background: ``[B, 3, H, W]`` uint8."""
+    _check(sprites)
+    a = sprites[:, 3:].float() / 255
+    bg = torch.tensor(background, dtype=torch.float32, device=sprites.device).view(1, 3, 1, 1)
+    return (sprites[:, :3].float() * a + bg * (1 - a)).round().to(torch.uint8)

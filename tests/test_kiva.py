@@ -1,0 +1,128 @@
+"""KiVA foundations: the procedural 3D object library rendered headless into sprites, the
+sprite cache, clear errors, and the batched transforms."""
+import pytest
+import torch
+
+from scenes.kiva import OBJECTS, HeadlessGLError, load_mesh_folder, render_parts, sprite
+from scenes.kiva import transforms as T
+from scenes.kiva.objects import build
+
+
+@pytest.fixture(autouse=True)
+def cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROCVIS_CACHE", str(tmp_path))
+    sprite.cache_clear()
+    yield tmp_path
+    sprite.cache_clear()
+
+
+def test_library_has_forty_objects_that_render_to_visible_sprites():
+    assert len(OBJECTS) >= 40
+    for name in OBJECTS:
+        s = sprite(name, "front", 64)
+        assert s.shape == (4, 64, 64) and s.dtype == torch.uint8
+        cover = (s[3] > 0).float().mean().item()
+        assert 0.05 < cover < 0.85, (name, cover)
+        assert s[3, 0].max() == 0 and s[3, -1].max() == 0          # transparent border: nothing cut off
+    with pytest.raises(ValueError, match="unknown object 'spaceship'"):
+        build("spaceship")
+
+
+def test_sprites_are_cached_on_disk_and_identical(cache):
+    a = sprite("duck", "front", 48)
+    files = list((cache / "kiva").glob("duck-front-48-*.png"))
+    assert len(files) == 1
+    sprite.cache_clear()
+    b = sprite("duck", "front", 48)                                  # read back from disk
+    assert torch.equal(a, b)
+    assert not torch.equal(sprite("duck", "side", 48), a)
+
+
+def test_missing_headless_gl_names_the_library(monkeypatch):
+    import ctypes.util
+
+    from scenes.kiva import render3d
+
+    render3d._renderer_module.cache_clear()
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: None if name == "EGL" else "lib" + name)
+    with pytest.raises(HeadlessGLError, match="libEGL.*apt-get install libegl1"):
+        render3d._renderer_module()
+    render3d._renderer_module.cache_clear()
+
+
+def test_user_mesh_folders(tmp_path):
+    import open3d as o3d
+
+    (tmp_path / "meshes").mkdir()
+    o3d.io.write_triangle_mesh(str(tmp_path / "meshes" / "wedge.obj"), o3d.geometry.TriangleMesh.create_cone(0.5, 1.0))
+    objs = load_mesh_folder(tmp_path / "meshes")
+    assert list(objs) == ["wedge"]
+    assert (render_parts(objs["wedge"], "front", 48)[3] > 0).any()
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ValueError, match="no readable mesh"):
+        load_mesh_folder(tmp_path / "empty")
+
+
+def _sprites():
+    return torch.stack([sprite(n, "front", 64) for n in ("letter_F", "duck", "car")])
+
+
+def test_recolour_follows_the_blend_rule():
+    s = _sprites()
+    out = T.recolour(s, "red")
+    vis = s[:, 3] > 0
+    expect = (s[:, :3].int() + torch.tensor([255, 0, 0]).view(1, 3, 1, 1)) // 2
+    assert torch.equal(out[:, :3].int()[vis.unsqueeze(1).expand(-1, 3, -1, -1)],
+                       expect[vis.unsqueeze(1).expand(-1, 3, -1, -1)])
+    assert torch.equal(out[:, 3], s[:, 3]) and torch.equal(out[:, :3][~vis.unsqueeze(1).expand(-1, 3, -1, -1)],
+                                                           s[:, :3][~vis.unsqueeze(1).expand(-1, 3, -1, -1)])
+    grey = T.recolour(s, "grey")
+    assert torch.equal(grey[:, 0][vis], grey[:, 1][vis]) and torch.equal(grey[:, 1][vis], grey[:, 2][vis])
+
+
+def _iou(a, b):
+    ma, mb = a[:, 3] > 127, b[:, 3] > 127
+    return ((ma & mb).sum() / (ma | mb).sum()).item()
+
+
+def test_rotations_reflections_and_scaling():
+    s = T.fit_for_rotation(_sprites())
+    assert torch.equal(T.rotate(T.rotate(T.rotate(T.rotate(s, 90), 90), 90), 90), s)
+    assert torch.equal(T.rotate(s, 180), T.reflect(s, "both"))
+    assert _iou(T.rotate(T.rotate(s, 45), 45), T.rotate(s, 90)) > 0.9
+    assert _iou(T.rotate(s, -90), T.rotate(s, 270)) == 1.0
+    # clockwise: the top edge goes to the right edge
+    marker = torch.zeros(1, 4, 32, 32, dtype=torch.uint8)
+    marker[0, :, 2:6, 14:18] = 255
+    assert T.rotate(marker, 90)[0, 3, 14:18, 26:30].float().mean() > 200
+    assert torch.equal(T.reflect(T.reflect(s, "x"), "x"), s)
+    for im in T.rotate(s, 135):
+        assert im[3, 0].max() == 0 and im[3, :, 0].max() == 0               # nothing cropped
+    big, small = T.scale(s, 2.0), T.scale(s, 0.5)
+    area = (s[:, 3] > 127).sum((1, 2)).float()
+    assert ((small[:, 3] > 127).sum((1, 2)).float() / area).sub(0.25).abs().max() < 0.05
+    stretched = T.scale(s, 0.5, 1.0)
+    assert ((stretched[:, 3] > 127).sum((1, 2)).float() / area).sub(0.5).abs().max() < 0.06
+    assert big.shape == s.shape
+    with pytest.raises(ValueError, match="axis='z'"):
+        T.reflect(s, "z")
+
+
+def test_copies_lay_out_n_objects():
+    from tests.pixels import components
+
+    one = T.fit_for_rotation(sprite("ball", "front", 96)[None])[0]
+    for n in (1, 2, 3, 4, 6, 9):
+        canvas = T.copies(one, n, 192)
+        blobs = [c for c in components((canvas[3] > 127).numpy()) if len(c) > 20]
+        assert len(blobs) == n, n
+    with pytest.raises(ValueError, match="n=0"):
+        T.copies(one, 0)
+
+
+def test_transforms_are_batch_invariant():
+    s = _sprites()
+    for fn in (lambda x: T.recolour(x, "blue"), lambda x: T.rotate(x, 45), lambda x: T.scale(x, 0.5, 2.0)):
+        together = fn(s)
+        alone = torch.cat([fn(s[i:i + 1]) for i in range(len(s))])
+        assert torch.equal(together, alone)
