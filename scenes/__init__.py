@@ -1,2 +1,2 @@
 """Benchmark families. Importing this package registers every family's tasks."""
-from . import bongard, elvis, jigsaw, perceptv, shapes  # noqa: F401
+from . import bongard, elvis, jigsaw, kiva, perceptv, shapes  # noqa: F401

@@ -126,3 +126,81 @@ def test_transforms_are_batch_invariant():
         together = fn(s)
         alone = torch.cat([fn(s[i:i + 1]) for i in range(len(s))])
         assert torch.equal(together, alone)
+
+
+# ---------------------------------------------------------------- trials
+
+from engine.registry import get_task, list_tasks  # noqa: E402
+
+KIDS_TASKS = list_tasks("kiva/*")
+
+
+def _option_sprites(s):
+    return [p.sprites[0] for p in s.panels[4:7]]
+
+
+def _iou_mask(a, b):
+    ma, mb = a[3] > 127, b[3] > 127
+    return ((ma & mb).sum() / (ma | mb).sum().clamp_min(1)).item()
+
+
+def _expected(s):
+    """The correct option rebuilt from the metadata with the transforms, apart from the generator."""
+    m = s.meta
+    base = sprite(m["objects"][1], "front", 128)[None]
+    d, p = m["domain"], m["parameter"]
+    if d == "colour":
+        return T.recolour(T.recolour(base, m["start"]), p)[0]
+    if d == "size":
+        return T.scale(T.scale(base, 0.45), 2.0 if p == "x2" else 0.5)[0]
+    if d == "number":
+        return T.copies(base[0], m["start"] + int(p))
+    if d == "rotation":
+        return T.rotate(T.fit_for_rotation(base), {"+90": 90, "-90": -90, "180": 180}[p])[0]
+    return T.reflect(T.fit_for_rotation(base), p)[0]
+
+
+def test_fourteen_kids_subdomains():
+    assert len(KIDS_TASKS) == 14
+
+
+@pytest.mark.parametrize("tid", KIDS_TASKS)
+def test_trials_answer_options_and_controls(tid, cache):
+    for s in get_task(tid).samples(0, range(10)):
+        opts = _option_sprites(s)
+        letter = "ABC".index(s.answer[1])
+        train_in, train_out, test_in = (p.sprites[0] for p in s.panels[1:4])
+        if s.meta["control"]:
+            assert torch.equal(train_in, train_out) and torch.equal(opts[letter], test_in)
+        else:
+            assert not torch.equal(train_in, train_out)
+            assert torch.equal(opts[letter], _expected(s))
+        assert sorted(s.meta["options"]) == ["correct", "unchanged", "wrong"]
+        assert torch.equal(opts[s.meta["options"].index("unchanged")], test_in)
+        for i in range(3):                       # every option looks different from the others
+            for j in range(i + 1, 3):
+                assert not torch.equal(opts[i], opts[j])
+                if s.meta["domain"] in ("rotation", "reflection"):
+                    assert _iou_mask(opts[i], opts[j]) < 0.985, (s.id, i, j)
+        assert s.meta["objects"][0] != s.meta["objects"][1]
+        assert s.meta["what"]["options"][s.meta["what"]["gold"] - 1] in (
+            "No change between pictures", "Color of objects", "Size of objects", "Number of objects",
+            "Orientation of objects")
+
+
+def test_symmetric_objects_are_never_used_for_rotation_or_reflection():
+    used = set()
+    for tid in list_tasks("kiva/rotation/*") + list_tasks("kiva/reflection/*"):
+        for s in get_task(tid).samples(1, range(40)):
+            used.add(s.meta["objects"][1])
+    assert "ball" not in used and "bowl" not in used and len(used) > 10
+
+
+def test_choice_reader():
+    tid = KIDS_TASKS[0]
+    s = get_task(tid).sample(0, 0)
+    read = get_task(tid).reader
+    assert read("(B)", s).value == "(B)" and read("(B)", s).strict
+    assert read("I think (c) because the colour...", s).value == "(C)"
+    assert read("The answer is A.", s).value == "(A)"
+    assert read("", s).format_error and read("none of them", s).format_error

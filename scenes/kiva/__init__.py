@@ -1,6 +1,6 @@
-"""KiVA foundations: procedural 3D objects rendered headless into RGBA sprites, and the
-batched sprite transforms of the analogy domains. (The trials and their protocols are not
-registered yet.)"""
+"""KiVA: procedural 3D objects rendered headless into RGBA sprites, the batched sprite
+transforms of the analogy domains, and the kids' trials (``kiva/<domain>/<parameter>``)."""
+from . import trials  # noqa: F401  (registers the trials)
 from .objects import OBJECTS, build, load_mesh_folder
 from .render3d import HeadlessGLError, render_parts, sprite
 
