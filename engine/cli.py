@@ -194,6 +194,10 @@ def cmd_bench(a) -> int:
         from benchmarks import bongard_bench
 
         return bongard_bench.main(quick=a.quick, out=a.results)
+    if a.kiva:
+        from benchmarks import kiva_bench
+
+        return kiva_bench.main(quick=a.quick, out=a.results)
     from benchmarks import render_bench
 
     return render_bench.main(quick=a.quick, out=a.results)
@@ -279,6 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--elvis", action="store_true", help="ELVIS dataset generation (all 3,388 tasks) vs Pillow")
     s.add_argument("--perceptv", action="store_true", help="Percept-V dataset generation vs reference-style scripts")
     s.add_argument("--bongard", action="store_true", help="Bongard problems per second vs the reference figure")
+    s.add_argument("--kiva", action="store_true", help="KiVA trials per second vs the public scripts")
     s.add_argument("--results", default=None, help="markdown file to write (default: print only)")
     s.set_defaults(fn=cmd_bench)
     return p

@@ -121,7 +121,8 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
                     parsed = proto.parse(t.reply, s)
                     results.append({"id": s.id, "task": s.task, "prompt": t.prompt, "reply": t.reply,
                                     "parsed": parsed.value, "correct": is_correct(parsed, s.answer_text, s.answer_type),
-                                    "format_error": parsed.format_error, "gold": s.answer_text})
+                                    "format_error": parsed.format_error, "gold": s.answer_text,
+                                    **proto.extras(s, turns)})
                     transcripts.append({"id": s.id, "task": s.task, "protocol": proto.name,
                                         "turns": [{"prompt": u.prompt, "images": len(u.images), "reply": u.reply}
                                                   for u in turns]})
@@ -136,12 +137,14 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
     _write(root / "transcripts.jsonl", "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in transcripts))
     from .bongard import report as bongard_report
     from .elvis import report as elvis_report
+    from .kiva import report as kiva_report
     from .perceptv import report as perceptv_report
     from .plots import accuracy_bars
 
     families = "\n".join(part for part in (elvis_report(results, root, runner.name),
                                             perceptv_report(results, root, runner.name),
-                                            bongard_report(results, root, runner.name)) if part)
+                                            bongard_report(results, root, runner.name),
+                                            kiva_report(results, root, runner.name)) if part)
     _write(root / "summary.md", to_markdown(summary, runner.name, pattern, count, seed, proto.name)
            + "\n![accuracy per task](accuracy.png)\n\nBars: accuracy; grey tick: chance; red tick: p<0.05.\n"
            + ("\n" + families if families else ""))

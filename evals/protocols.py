@@ -59,6 +59,10 @@ class Protocol:
         """The turn after ``turns`` (all answered), or ``None`` when the conversation is over."""
         return None
 
+    def extras(self, sample: Sample, turns: list[Turn]) -> dict:
+        """Extra fields for the sample's results row (e.g. earlier stages' correctness)."""
+        return {}
+
     def scored(self, turns: list[Turn]) -> int:
         """Index of the turn whose reply is scored (default: the last)."""
         return len(turns) - 1
@@ -88,6 +92,7 @@ def get_protocol(name: str) -> Protocol:
     if name not in PROTOCOLS:
         import evals.elvis  # noqa: F401  (the families register their protocols on import)
         import evals.bongard  # noqa: F401
+        import evals.kiva  # noqa: F401
         import evals.perceptv  # noqa: F401
     if name not in PROTOCOLS:
         raise ValueError(f"protocol={name!r}; available: {', '.join(sorted(PROTOCOLS))}")

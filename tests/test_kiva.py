@@ -204,3 +204,34 @@ def test_choice_reader():
     assert read("I think (c) because the colour...", s).value == "(C)"
     assert read("The answer is A.", s).value == "(A)"
     assert read("", s).format_error and read("none of them", s).format_error
+
+
+class _Scripted:
+    name = "scripted"
+
+    def __init__(self):
+        self.requests = []
+
+    def generate(self, requests):
+        self.requests += requests
+        return [r.gold for r in requests]
+
+
+@pytest.mark.parametrize("protocol, images", [("kiva", [2, 2, 4]), ("kiva-stitched", [1, 1, 1])])
+def test_three_stage_protocol(tmp_path, protocol, images):
+    import json
+
+    from evals.harness import evaluate
+
+    runner = _Scripted()
+    rows = evaluate("kiva/rotation/*", runner, str(tmp_path), count=10, size=64, progress=False, protocol=protocol)
+    assert all(r["accuracy"] == 1.0 for r in rows.values())
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert all(r["what_correct"] and r["how_correct"] for r in results)
+    t = json.loads((tmp_path / "transcripts.jsonl").read_text().splitlines()[0])
+    assert [u["images"] for u in t["turns"]] == images
+    assert t["turns"][0]["prompt"].startswith("You are an excellent visual puzzle solver!")
+    assert "(4) No change between pictures (5) Doesn't apply" in t["turns"][0]["prompt"]
+    summary = (tmp_path / "summary.md").read_text()
+    assert "## KiVA" in summary and "| rotation | 30 | 100.0 | 100.0 | 100.0 |" in summary
+    assert "| chance | | 25.0 | 33.3 | 33.3 |" in summary

@@ -1,0 +1,99 @@
+"""The KiVA protocol: three stages in one conversation, and the per-stage report.
+
+Stage 1 (verbal classification, "what"): the given pair and the rule list of the trial;
+stage 2 (verbal specification, "how"): the parameters of the domain; stage 3 (visual
+extrapolation): the options. The first "(n)" or "(A)" of each reply decides. ``kiva``
+shows separate images (given pair; then test input and the options), ``kiva-stitched``
+shows the stitched composite in every stage. The scored turn is stage 3; stages 1 and 2
+are kept in the results (``what_correct``, ``how_correct``).
+"""
+from __future__ import annotations
+
+import re
+
+from engine.sample import Sample
+
+from .protocols import Protocol, Turn, register_protocol
+
+WHAT = ("Which one of the following rules best describes the left-to-right transformation on top of the puzzle where "
+        "the picture on the left transforms to the picture on the right? Answer with the correct rule number. "
+        "Surrounded by parentheses, then provide a \"step-by-step\" reasoning for your choice.")
+HOW = ("Which one of the following rules best describes the left-to-right transformation in the top of the puzzle where "
+       "the picture on the left transforms to the picture on the right?. Answer with the correct rule number surrounded "
+       "by parentheses. Then provide a \"step-by-step\" reasoning for your choice.")
+CHANCE = {"what": 0.25, "how": 1 / 3, "extrapolation": 1 / 3}
+
+
+def _numbered(options) -> str:
+    return " ".join(f"({k + 1}) {o}" for k, o in enumerate(options))
+
+
+def first_number(reply) -> int | None:
+    m = re.search(r"\((\d)\)", reply or "")
+    return int(m.group(1)) if m else None
+
+
+class _Kiva(Protocol):
+    stitched = False
+
+    def _images(self, images, stage):
+        if self.stitched:
+            return [images[0]]
+        return [images[1], images[2]] if stage < 3 else [images[3], images[4], images[5], images[6]]
+
+    def first(self, sample: Sample, images) -> Turn:
+        from scenes.kiva.trials import SYSTEM
+
+        what = sample.meta["what"]
+        return Turn(SYSTEM + "\n\n" + WHAT + " " + _numbered(what["options"]), self._images(images, 1),
+                    gold=f"({what['gold']})")
+
+    def next(self, sample: Sample, images, turns):
+        if len(turns) == 1:
+            how = sample.meta["how"]
+            gold = f"({how['gold']})" if how["gold"] else f"({len(how['options'])})"
+            return Turn(HOW + " " + _numbered(how["options"]), self._images(images, 2), gold=gold)
+        if len(turns) == 2:
+            from scenes.kiva.trials import EXTRAPOLATE
+
+            return Turn(EXTRAPOLATE, self._images(images, 3), gold=sample.answer_text)
+        return None
+
+    def extras(self, sample: Sample, turns) -> dict:
+        what, how = sample.meta["what"], sample.meta["how"]
+        how_gold = how["gold"] or len(how["options"])            # a control's change "doesn't apply"
+        return {"what_correct": first_number(turns[0].reply) == what["gold"],
+                "how_correct": first_number(turns[1].reply) == how_gold}
+
+
+@register_protocol
+class Kiva(_Kiva):
+    """Three stages on separate images."""
+
+    name = "kiva"
+
+
+@register_protocol
+class KivaStitched(_Kiva):
+    """Three stages on the stitched composite."""
+
+    name = "kiva-stitched"
+    stitched = True
+
+
+def report(results: list[dict], folder=None, title: str = "") -> str:
+    """Accuracy per stage and domain with the chance rows (25%, 33%, 33%)."""
+    rs = [r for r in results if r["task"].startswith("kiva/")]
+    if not rs:
+        return ""
+    by: dict[str, list[dict]] = {}
+    for r in rs:
+        by.setdefault(r["task"].split("/")[1], []).append(r)
+    lines = ["## KiVA", "", "| domain | n | what % | how % | extrapolation % |", "|---|---|---|---|---|"]
+    pct = lambda rows, key: 100 * sum(bool(x.get(key)) for x in rows) / len(rows)  # noqa: E731
+    for d, rows in sorted(by.items()):
+        lines.append(f"| {d} | {len(rows)} | {pct(rows, 'what_correct'):.1f} | {pct(rows, 'how_correct'):.1f} | "
+                     f"{pct(rows, 'correct'):.1f} |")
+    lines.append(f"| chance | | {100 * CHANCE['what']:.1f} | {100 * CHANCE['how']:.1f} | "
+                 f"{100 * CHANCE['extrapolation']:.1f} |")
+    return "\n".join(lines) + "\n"
