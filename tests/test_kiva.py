@@ -8,7 +8,7 @@ from scenes.kiva import transforms as T
 from scenes.kiva.objects import build
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture
 def cache(tmp_path, monkeypatch):
     monkeypatch.setenv("PROCVIS_CACHE", str(tmp_path))
     sprite.cache_clear()
@@ -16,7 +16,7 @@ def cache(tmp_path, monkeypatch):
     sprite.cache_clear()
 
 
-def test_library_has_forty_objects_that_render_to_visible_sprites():
+def test_library_has_forty_objects_that_render_to_visible_sprites(cache):
     assert len(OBJECTS) >= 40
     for name in OBJECTS:
         s = sprite(name, "front", 64)
@@ -165,7 +165,7 @@ def test_fourteen_kids_subdomains():
 
 
 @pytest.mark.parametrize("tid", KIDS_TASKS)
-def test_trials_answer_options_and_controls(tid, cache):
+def test_trials_answer_options_and_controls(tid):
     for s in get_task(tid).samples(0, range(10)):
         opts = _option_sprites(s)
         letter = "ABC".index(s.answer[1])
@@ -191,9 +191,13 @@ def test_trials_answer_options_and_controls(tid, cache):
 def test_symmetric_objects_are_never_used_for_rotation_or_reflection():
     used = set()
     for tid in list_tasks("kiva/rotation/*") + list_tasks("kiva/reflection/*"):
-        for s in get_task(tid).samples(1, range(40)):
+        for s in get_task(tid).samples(1, range(12)):
             used.add(s.meta["objects"][1])
     assert "ball" not in used and "bowl" not in used and len(used) > 10
+    from scenes.kiva.trials import differ
+
+    ball = T.fit_for_rotation(sprite("ball", "front", 128)[None])
+    assert not differ(ball[0], T.reflect(ball, "y")[0], shape_only=True)     # measured, not listed
 
 
 def test_choice_reader():
@@ -235,3 +239,46 @@ def test_three_stage_protocol(tmp_path, protocol, images):
     summary = (tmp_path / "summary.md").read_text()
     assert "## KiVA" in summary and "| rotation | 30 | 100.0 | 100.0 | 100.0 |" in summary
     assert "| chance | | 25.0 | 33.3 | 33.3 |" in summary
+
+
+ADULT_TASKS = list_tasks("kiva_adults/*")
+
+
+def _adult_expected(s, test_in):
+    from scenes.kiva.adults import ANGLE, _count, _size
+
+    m = s.meta
+    d, p = m["domain"], m["parameter"]
+    x = test_in[None]
+    if d == "colour":
+        return T.recolour(x, p)[0]
+    if d == "size":
+        return _size(x, p)[0]
+    if d == "number":
+        return T.copies(sprite(m["objects"][1], "front", 128), _count(m["starts"][1], p))
+    if d == "rotation":
+        return T.rotate(x, ANGLE[p])[0]
+    return T.reflect(x, p)[0]
+
+
+def test_twenty_nine_adult_subdomains():
+    assert len(ADULT_TASKS) == 29
+
+
+@pytest.mark.parametrize("tid", ADULT_TASKS)
+def test_adult_trials(tid):
+    for s in get_task(tid).samples(0, range(10)):
+        opts = _option_sprites(s)
+        letter = "ABC".index(s.answer[1])
+        train_in, train_out, test_in = (p.sprites[0] for p in s.panels[1:4])
+        if s.meta["control"]:
+            assert torch.equal(train_in, train_out) and torch.equal(opts[letter], test_in)
+        else:
+            assert torch.equal(opts[letter], _adult_expected(s, test_in))
+        for i in range(3):
+            for j in range(i + 1, 3):
+                assert not torch.equal(opts[i], opts[j])
+        if s.meta["domain"] == "colour":
+            assert len({*s.meta["tints"], s.meta["parameter"]}) == 3          # train, test and target differ
+        if s.meta["domain"] == "number":
+            assert s.meta["starts"][0] != s.meta["starts"][1]

@@ -1,0 +1,137 @@
+"""``kiva_adults/<domain>/<parameter>``: the adults' 29 sub-domains. Beyond the kids' set:
+yellow and grey targets with train input, test input, target and wrong option all in
+different colours; stretching along one axis (the wrong option stretches the other);
+multiplying and dividing counts, with different start counts for the given pair and the
+test; rotations by 45 and 135 degrees from a random start orientation; reflection about
+both axes. Layout, options, controls and eligibility as in :mod:`scenes.kiva.trials`."""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.registry import register_task
+from engine.sample import Draw
+
+from . import transforms as T
+from .objects import OBJECTS
+from .render3d import sprite
+from .trials import EXTRAPOLATE, OPTIONS, SPRITE, SYSTEM, _panel, composite, differ, read_choice
+
+TINTS = ("red", "green", "blue", "yellow")
+ADULTS = {
+    "colour": ("red", "green", "blue", "yellow", "grey"),
+    "size": ("x2", "x0.5", "x2_x", "x0.5_x", "x2_y", "x0.5_y"),
+    "number": ("+1", "+2", "-1", "-2", "x2", "x3", "/2", "/3"),
+    "rotation": ("+90", "-90", "180", "+45", "-45", "+135", "-135"),
+    "reflection": ("x", "y", "both"),
+}
+STARTS = {"+1": (2, 3, 4), "+2": (2, 3, 4), "-1": (3, 4, 5), "-2": (3, 4, 5), "x2": (2, 3, 4), "x3": (1, 2, 3),
+          "/2": (4, 6, 8), "/3": (3, 6, 9)}
+ANGLE = {"+90": 90, "-90": -90, "180": 180, "+45": 45, "-45": -45, "+135": 135, "-135": -135}
+HOW = {"red": "The objects turned red.", "green": "The objects turned green.", "blue": "The objects turned blue.",
+       "yellow": "The objects turned yellow.", "grey": "The objects turned grey.",
+       "x2": "The objects got twice as big.", "x0.5": "The objects got half as big.",
+       "x2_x": "The objects got twice as wide.", "x0.5_x": "The objects got half as wide.",
+       "x2_y": "The objects got twice as tall.", "x0.5_y": "The objects got half as tall.",
+       "+1": "One object was added.", "+2": "Two objects were added.", "-1": "One object was taken away.",
+       "-2": "Two objects were taken away.", ("number", "x2"): "The number of objects doubled.",
+       ("number", "x3"): "The number of objects tripled.", "/2": "The number of objects halved.",
+       "/3": "The number of objects became a third.",
+       "+90": "The objects rotated 90 degrees clockwise.", "-90": "The objects rotated 90 degrees counterclockwise.",
+       "180": "The objects rotated 180 degrees.", "+45": "The objects rotated 45 degrees clockwise.",
+       "-45": "The objects rotated 45 degrees counterclockwise.", "+135": "The objects rotated 135 degrees clockwise.",
+       "-135": "The objects rotated 135 degrees counterclockwise.", "x": "The objects flipped upside down.",
+       "y": "The objects flipped sideways.", "both": "The objects flipped upside down and sideways."}
+WRONG_ANGLE = {"+90": "180", "-90": "180", "180": "+90", "+45": "-45", "-45": "+45", "+135": "-135", "-135": "+135"}
+
+
+def _count(start: int, param: str) -> int:
+    op, k = param[0], int(param[1:])
+    return {"+": start + k, "-": start - k, "x": start * k, "/": start // k}[op]
+
+
+def _wrong_count(start: int, param: str) -> int:
+    if param[0] in "+-":
+        return start - 1 if param[0] == "+" else start + 1
+    right = _count(start, param)
+    return right + 1 if right < 9 else right - 1
+
+
+def _size(img, param):
+    f = 2.0 if param.startswith("x2") else 0.5
+    if param.endswith("_x"):
+        return T.scale(img, f, 1.0)
+    if param.endswith("_y"):
+        return T.scale(img, 1.0, f)
+    return T.scale(img, f)
+
+
+def _pair(rng, domain, param, a, b, tint_in, tint_test, start_in, start_test):
+    """(train_in, train_out, test_in, correct, wrong) for one draw."""
+    if domain == "colour":
+        tr = T.recolour(a[None], tint_in)
+        te = T.recolour(b[None], tint_test)
+        wrong = next(c for c in rng.permutation(list(ADULTS["colour"])) if c not in (param, tint_in, tint_test))
+        return tr[0], T.recolour(tr, param)[0], te[0], T.recolour(te, param)[0], T.recolour(te, str(wrong))[0]
+    if domain == "size":
+        tr, te = T.scale(a[None], 0.45), T.scale(b[None], 0.45)
+        wrong = {"x2": "x0.5", "x0.5": "x2", "x2_x": "x2_y", "x2_y": "x2_x", "x0.5_x": "x0.5_y", "x0.5_y": "x0.5_x"}[param]
+        return tr[0], _size(tr, param)[0], te[0], _size(te, param)[0], _size(te, wrong)[0]
+    if domain == "number":
+        return (T.copies(a, start_in), T.copies(a, _count(start_in, param)), T.copies(b, start_test),
+                T.copies(b, _count(start_test, param)), T.copies(b, _wrong_count(start_test, param)))
+    tr, te = T.fit_for_rotation(a[None]), T.fit_for_rotation(b[None])
+    if domain == "rotation":
+        tr, te = T.rotate(tr, start_in), T.rotate(te, start_test)          # a random start orientation
+        return (tr[0], T.rotate(tr, ANGLE[param])[0], te[0], T.rotate(te, ANGLE[param])[0],
+                T.rotate(te, ANGLE[WRONG_ANGLE[param]])[0])
+    wrong = {"x": "y", "y": "x", "both": "x"}[param]
+    return tr[0], T.reflect(tr, param)[0], te[0], T.reflect(te, param)[0], T.reflect(te, wrong)[0]
+
+
+def adult_trial(rng: np.random.Generator, index: int, domain: str, param: str) -> Draw:
+    control = index % 10 == 9
+    shape_only = domain in ("rotation", "reflection")
+    for _ in range(40):
+        train_obj, test_obj = (OBJECTS[int(i)] for i in rng.choice(len(OBJECTS), 2, replace=False))
+        a, b = sprite(train_obj, "front", SPRITE), sprite(test_obj, "front", SPRITE)
+        tints = [str(c) for c in rng.permutation([t for t in TINTS if t != param])[:2]]
+        starts = [int(x) for x in rng.permutation(STARTS[param])[:2]] if domain == "number" else \
+            [45 * int(x) for x in rng.integers(0, 8, 2)] if domain == "rotation" else [0, 0]
+        train_in, train_out, test_in, correct, wrong = _pair(rng, domain, param, a, b, *tints, *starts)
+        imgs = [correct, wrong, test_in]
+        if differ(train_in, train_out, shape_only) and all(
+                differ(imgs[i], imgs[j], shape_only) for i in range(3) for j in range(i + 1, 3)):
+            break
+    else:
+        raise RuntimeError(f"kiva_adults/{domain}/{param}: no eligible objects in 40 draws (index {index})")
+    if control:
+        train_out = train_in
+    opts = {"correct": correct, "wrong": wrong, "unchanged": test_in}
+    order = [str(k) for k in rng.permutation(list(opts))]
+    answer = OPTIONS[order.index("unchanged" if control else "correct")]
+    shown = [opts[k] for k in order]
+    panels = [composite(train_in, train_out, test_in, shown), _panel(train_in), _panel(train_out), _panel(test_in)]
+    panels += [_panel(x) for x in shown]
+    words = {"colour": "Color of objects", "size": "Size of objects", "number": "Number of objects",
+             "rotation": "Orientation of objects", "reflection": "Orientation of objects"}
+    shown_domains = ["colour", "size", "number", "rotation"]
+    what = [words[d] for d in shown_domains] + ["No change between pictures", "Doesn't apply"]
+    how = [HOW.get((domain, p)) or HOW[p] for p in ADULTS[domain]] + ["Doesn't apply"]
+    meta = {"domain": domain, "parameter": param, "control": control, "objects": [train_obj, test_obj],
+            "tints": tints, "starts": starts, "options": order, "prompt_panels": [0],
+            "what": {"options": what, "gold": what.index("No change between pictures" if control else words[domain]) + 1},
+            "how": {"options": how, "gold": None if control else ADULTS[domain].index(param) + 1}, "gold_text": answer}
+    return Draw(panels, SYSTEM + "\n\n" + EXTRAPOLATE, answer, "fixed", options=OPTIONS, meta=meta)
+
+
+def _register() -> None:
+    for domain, params in ADULTS.items():
+        for p in params:
+            def task(rng, index, domain=domain, p=p):
+                return adult_trial(rng, index, domain, p)
+            task.__doc__ = f"KiVA adults {domain}: {p}"
+            register_task(f"kiva_adults/{domain}/{p.replace('/', 'div')}", reader=read_choice,
+                          answer_distribution={"(A)": 1 / 3, "(B)": 1 / 3, "(C)": 1 / 3})(task)
+
+
+_register()
