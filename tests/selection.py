@@ -5,7 +5,8 @@ from engine.registry import list_tasks
 
 # One pattern per family that keeps the family's evaluation tests quick (ELVIS has 3,388 tasks).
 FAMILY_SAMPLE = {"elvis": "elvis/closure/feature_triangle/*", "perceptv": "perceptv/count*",
-                 "bongard": "bongard/classic/s*/*", "kiva": "kiva/colour/*", "kiva_adults": "kiva_adults/reflection/*"}
+                 "bongard": "bongard/classic/s*/*", "kiva": "kiva/colour/*", "kiva_adults": "kiva_adults/reflection/*",
+                 "kiva_compositional": "kiva_compositional/size+reflection/*"}
 
 
 def representatives(ids=None, keep: int = 8) -> list[str]:

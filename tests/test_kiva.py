@@ -282,3 +282,36 @@ def test_adult_trials(tid):
             assert len({*s.meta["tints"], s.meta["parameter"]}) == 3          # train, test and target differ
         if s.meta["domain"] == "number":
             assert s.meta["starts"][0] != s.meta["starts"][1]
+
+
+COMPOSITIONAL = list_tasks("kiva_compositional/*")
+
+
+def _chain_expected(s):
+    m = s.meta
+    x = T.scale(sprite(m["objects"][1], "front", 128)[None], 0.45)
+    if m["start"]:
+        x = T.recolour(x, m["start"])
+    for d, p in zip(m["domains"], m["parameters"]):
+        if d == "colour":
+            x = T.recolour(x, p)
+        elif d == "size":
+            x = T.scale(x, 2.0 if p == "x2" else 0.5)
+        elif d == "rotation":
+            x = T.rotate(x, {"+90": 90, "-90": -90, "180": 180}[p])
+        else:
+            x = T.reflect(x, p)
+    return x[0]
+
+
+def test_compositional_trials_chain_two_domains():
+    assert len(COMPOSITIONAL) == 31
+    for tid in COMPOSITIONAL[::3]:
+        for s in get_task(tid).samples(0, range(10)):
+            opts = _option_sprites(s)
+            letter = "ABC".index(s.answer[1])
+            if s.meta["control"]:
+                assert torch.equal(opts[letter], s.panels[3].sprites[0])
+            else:
+                assert torch.equal(opts[letter], _chain_expected(s))
+            assert len({o.numpy().tobytes() for o in opts}) == 3
