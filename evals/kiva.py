@@ -5,7 +5,9 @@ stage 2 (verbal specification, "how"): the parameters of the domain; stage 3 (vi
 extrapolation): the options. The first "(n)" or "(A)" of each reply decides. ``kiva``
 shows separate images (given pair; then test input and the options), ``kiva-stitched``
 shows the stitched composite in every stage. The scored turn is stage 3; stages 1 and 2
-are kept in the results (``what_correct``, ``how_correct``).
+are kept in the results (``what_correct``, ``how_correct``). Stage 3 is then asked again
+(``repeats`` runs in all, fresh conversations) with the options reshuffled by a seed drawn
+from the sample id; ``extrapolation_mean`` is the trial's mean over the runs.
 """
 from __future__ import annotations
 
@@ -33,8 +35,21 @@ def first_number(reply) -> int | None:
     return int(m.group(1)) if m else None
 
 
+def _permutation(sample_id: str, run: int) -> list[int]:
+    """The seeded option order of repeat ``run`` (run 0 is the trial's own order)."""
+    import hashlib
+
+    import numpy as np
+
+    if run == 0:
+        return [0, 1, 2]
+    key = int.from_bytes(hashlib.blake2b(f"{sample_id}\x00{run}".encode(), digest_size=8).digest(), "little")
+    return [int(i) for i in np.random.Generator(np.random.Philox(key=key)).permutation(3)]
+
+
 class _Kiva(Protocol):
     stitched = False
+    repeats = 3                         # stage 3 is asked again with the options reshuffled
 
     def _images(self, images, stage):
         if self.stitched:
@@ -57,13 +72,41 @@ class _Kiva(Protocol):
             from scenes.kiva.trials import EXTRAPOLATE
 
             return Turn(EXTRAPOLATE, self._images(images, 3), gold=sample.answer_text)
+        run = len(turns) - 2
+        if run < self.repeats:
+            return self._rerun(sample, images, run)
         return None
+
+    def _rerun(self, sample: Sample, images, run: int) -> Turn:
+        """Stage 3 again, in a fresh conversation, with the options in another seeded order."""
+        from engine.render import render
+        from scenes.kiva.trials import EXTRAPOLATE, OPTIONS, SYSTEM, composite
+
+        perm = _permutation(sample.id, run)
+        answer = "ABC".index(sample.answer_text[1])
+        gold = OPTIONS[perm.index(answer)]
+        if self.stitched:
+            sprites = [p.sprites[0] for p in sample.panels[1:7]]
+            scene = composite(sprites[0], sprites[1], sprites[2], [sprites[3 + k] for k in perm])
+            shown = list(render([scene], tuple(images[0].shape[-2:])))
+        else:
+            shown = [images[3]] + [images[4 + k] for k in perm]
+        return Turn(SYSTEM + "\n\n" + EXTRAPOLATE, shown, gold=gold, history=False)
+
+    def scored(self, turns) -> int:
+        return 2
 
     def extras(self, sample: Sample, turns) -> dict:
         what, how = sample.meta["what"], sample.meta["how"]
         how_gold = how["gold"] or len(how["options"])            # a control's change "doesn't apply"
+        runs = []
+        answer = "ABC".index(sample.answer_text[1])
+        for run, t in enumerate(turns[2:2 + self.repeats]):
+            m = re.search(r"\(([A-D])\)", (t.reply or "").upper())
+            runs.append(bool(m) and m.group(1) == "ABC"[_permutation(sample.id, run).index(answer)])
         return {"what_correct": first_number(turns[0].reply) == what["gold"],
-                "how_correct": first_number(turns[1].reply) == how_gold}
+                "how_correct": first_number(turns[1].reply) == how_gold,
+                "extrapolation_runs": runs, "extrapolation_mean": sum(runs) / max(1, len(runs))}
 
 
 @register_protocol
@@ -89,11 +132,14 @@ def report(results: list[dict], folder=None, title: str = "") -> str:
     by: dict[str, list[dict]] = {}
     for r in rs:
         by.setdefault(r["task"].split("/")[1], []).append(r)
-    lines = ["## KiVA", "", "| domain | n | what % | how % | extrapolation % |", "|---|---|---|---|---|"]
+    lines = ["## KiVA", "", "Extrapolation: the first run; over reshuffles: the mean over the runs with the options "
+             "reshuffled (per trial, then per domain).", "",
+             "| domain | n | what % | how % | extrapolation % | over reshuffles % |", "|---|---|---|---|---|---|"]
     pct = lambda rows, key: 100 * sum(bool(x.get(key)) for x in rows) / len(rows)  # noqa: E731
     for d, rows in sorted(by.items()):
+        mean = 100 * sum(x.get("extrapolation_mean", x["correct"]) for x in rows) / len(rows)
         lines.append(f"| {d} | {len(rows)} | {pct(rows, 'what_correct'):.1f} | {pct(rows, 'how_correct'):.1f} | "
-                     f"{pct(rows, 'correct'):.1f} |")
+                     f"{pct(rows, 'correct'):.1f} | {mean:.1f} |")
     lines.append(f"| chance | | {100 * CHANCE['what']:.1f} | {100 * CHANCE['how']:.1f} | "
-                 f"{100 * CHANCE['extrapolation']:.1f} |")
+                 f"{100 * CHANCE['extrapolation']:.1f} | {100 * CHANCE['extrapolation']:.1f} |")
     return "\n".join(lines) + "\n"

@@ -221,7 +221,7 @@ class _Scripted:
         return [r.gold for r in requests]
 
 
-@pytest.mark.parametrize("protocol, images", [("kiva", [2, 2, 4]), ("kiva-stitched", [1, 1, 1])])
+@pytest.mark.parametrize("protocol, images", [("kiva", [2, 2, 4, 4, 4]), ("kiva-stitched", [1, 1, 1, 1, 1])])
 def test_three_stage_protocol(tmp_path, protocol, images):
     import json
 
@@ -231,14 +231,18 @@ def test_three_stage_protocol(tmp_path, protocol, images):
     rows = evaluate("kiva/rotation/*", runner, str(tmp_path), count=10, size=64, progress=False, protocol=protocol)
     assert all(r["accuracy"] == 1.0 for r in rows.values())
     results = json.loads((tmp_path / "results.json").read_text())
-    assert all(r["what_correct"] and r["how_correct"] for r in results)
+    assert all(r["what_correct"] and r["how_correct"] and r["extrapolation_runs"] == [True] * 3 for r in results)
+    reruns = [q for q in runner.requests if q.id.endswith("#3") or q.id.endswith("#4")]
+    assert reruns and all(q.history == [] for q in reruns)
+    golds = {q.gold for q in runner.requests if q.id.endswith("#4")}
+    assert len(golds) > 1                                      # the reshuffles move the right answer
     t = json.loads((tmp_path / "transcripts.jsonl").read_text().splitlines()[0])
     assert [u["images"] for u in t["turns"]] == images
     assert t["turns"][0]["prompt"].startswith("You are an excellent visual puzzle solver!")
     assert "(4) No change between pictures (5) Doesn't apply" in t["turns"][0]["prompt"]
     summary = (tmp_path / "summary.md").read_text()
-    assert "## KiVA" in summary and "| rotation | 30 | 100.0 | 100.0 | 100.0 |" in summary
-    assert "| chance | | 25.0 | 33.3 | 33.3 |" in summary
+    assert "## KiVA" in summary and "| rotation | 30 | 100.0 | 100.0 | 100.0 | 100.0 |" in summary
+    assert "| chance | | 25.0 | 33.3 | 33.3 | 33.3 |" in summary
 
 
 ADULT_TASKS = list_tasks("kiva_adults/*")
@@ -315,3 +319,25 @@ def test_compositional_trials_chain_two_domains():
             else:
                 assert torch.equal(opts[letter], _chain_expected(s))
             assert len({o.numpy().tobytes() for o in opts}) == 3
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("tid", KIDS_TASKS + ADULT_TASKS + COMPOSITIONAL)
+def test_every_kiva_task_over_many_trials(tid):
+    family = tid.split("/")[0]
+    for seed in (0, 1):
+        for s in get_task(tid).samples(seed, range(30)):
+            opts = _option_sprites(s)
+            letter = "ABC".index(s.answer[1])
+            test_in = s.panels[3].sprites[0]
+            if s.meta["control"]:
+                assert torch.equal(opts[letter], test_in)
+            elif family == "kiva":
+                assert torch.equal(opts[letter], _expected(s))
+            elif family == "kiva_adults":
+                assert torch.equal(opts[letter], _adult_expected(s, test_in))
+            else:
+                assert torch.equal(opts[letter], _chain_expected(s))
+            assert len({o.numpy().tobytes() for o in opts}) == 3
+            if s.meta.get("domain") in ("rotation", "reflection"):
+                assert all(_iou_mask(opts[i], opts[j]) < 0.985 for i in range(3) for j in range(i + 1, 3))
