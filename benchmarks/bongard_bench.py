@@ -6,7 +6,6 @@ Run: ``procvis bench --bongard [--quick] [--results ...]``.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import time
@@ -15,7 +14,7 @@ from pathlib import Path
 from engine.outputs import RunConfig, write_shard
 from engine.registry import list_tasks
 
-from .render_bench import _commit
+from .results_file import publish, run_meta
 
 REFERENCE_SECONDS = (1.4, 1.7)
 
@@ -36,8 +35,7 @@ def run(quick: bool = False) -> dict:
                                     shard_size=per_task)
                     write_shard(str(tmp / f"{style}{panel}"), cfg, tid, 0)
                 res["styles"][(style, panel)] = len(tasks) * per_task / (time.perf_counter() - t)
-        res["meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": _commit(),
-                       "cores": os.cpu_count()}
+        res["meta"] = run_meta()
         return res
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -55,11 +53,4 @@ def to_markdown(r: dict) -> str:
 
 
 def main(quick: bool = False, out: str | None = None) -> int:
-    res = run(quick)
-    md = to_markdown(res)
-    print(md)
-    if out:
-        from .results_file import write_block
-
-        write_block(out, "bongard-bench", "Bongard generation (`procvis bench --bongard`)", md)
-    return 0
+    return publish(to_markdown(run(quick)), out, "bongard-bench", "Bongard generation (`procvis bench --bongard`)")

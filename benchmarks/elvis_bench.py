@@ -12,21 +12,20 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import shutil
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-import numpy as np
 from PIL import Image
 
 from engine import render
 from engine.outputs import generate
 from engine.registry import get_task, list_tasks
 
-from .render_bench import _commit, pillow_draw, rate
+from .render_bench import pillow_draw, rate
+from .results_file import publish, run_meta
 
 SIZE = 224
 PER_TASK = 12
@@ -86,8 +85,7 @@ def run(quick: bool = False) -> dict:
         sub_dir = tmp / "subset"
         sub_dir.mkdir()
         res["procvis_subset"] = _procvis_subset(subset, sub_dir)
-        res["meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": _commit(),
-                       "cores": os.cpu_count()}
+        res["meta"] = run_meta()
         return res
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -153,11 +151,4 @@ def to_markdown(r: dict) -> str:
 
 
 def main(quick: bool = False, out: str | None = None) -> int:
-    res = run(quick)
-    md = to_markdown(res)
-    print(md)
-    if out:
-        from .results_file import write_block
-
-        write_block(out, "elvis-bench", "ELVIS generation (`procvis bench --elvis`)", md)
-    return 0
+    return publish(to_markdown(run(quick)), out, "elvis-bench", "ELVIS generation (`procvis bench --elvis`)")

@@ -20,6 +20,7 @@ from evals.runners import Request
 from evals.tiny_model import build_tiny_model
 
 from .render_bench import rate
+from .results_file import publish
 
 PATTERN = "shapes/*"
 
@@ -82,10 +83,4 @@ def to_markdown(r: dict) -> str:
 
 
 def main(quick: bool = False, out: str | None = None) -> int:
-    md = to_markdown(run(quick))
-    print(md)
-    if out:
-        from .results_file import write_block
-
-        write_block(out, "eval-bench", "Evaluation throughput (`procvis bench --eval`)", md)
-    return 0
+    return publish(to_markdown(run(quick)), out, "eval-bench", "Evaluation throughput (`procvis bench --eval`)")

@@ -5,7 +5,6 @@ a new object's sprite. Run: ``procvis bench --kiva [--quick] [--results ...]``.
 """
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 import time
@@ -14,7 +13,7 @@ from pathlib import Path
 from engine.outputs import RunConfig, write_shard
 from engine.registry import list_tasks
 
-from .render_bench import _commit
+from .results_file import publish, run_meta
 
 REFERENCE = (3.0, 31.0)
 
@@ -41,8 +40,7 @@ def run(quick: bool = False) -> dict:
         for name in names:
             render_parts(build(name), "front", 128)
         res["sprite_ms"] = (time.perf_counter() - t) / len(names) * 1000
-        res["meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": _commit(),
-                       "cores": os.cpu_count()}
+        res["meta"] = run_meta()
         return res
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -65,11 +63,4 @@ def to_markdown(r: dict) -> str:
 
 
 def main(quick: bool = False, out: str | None = None) -> int:
-    res = run(quick)
-    md = to_markdown(res)
-    print(md)
-    if out:
-        from .results_file import write_block
-
-        write_block(out, "kiva-bench", "KiVA trial generation (`procvis bench --kiva`)", md)
-    return 0
+    return publish(to_markdown(run(quick)), out, "kiva-bench", "KiVA trial generation (`procvis bench --kiva`)")

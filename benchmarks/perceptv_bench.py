@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import io
 import math
-import os
 import shutil
 import tempfile
 import time
@@ -23,7 +22,8 @@ from engine import render
 from engine.outputs import RunConfig, generate, write_shard
 from engine.registry import get_task
 
-from .render_bench import _commit, rate
+from .render_bench import rate
+from .results_file import publish, run_meta
 
 PER_DOMAIN = 200
 FONT = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
@@ -184,8 +184,7 @@ def run(quick: bool = False) -> dict:
             res["full"] = (m["total"] / (time.perf_counter() - t), m["total"])
         else:
             res["full"] = None
-        res["meta"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "commit": _commit(),
-                       "cores": os.cpu_count(), "matplotlib": _has_matplotlib()}
+        res["meta"] = run_meta(matplotlib=_has_matplotlib())
         return res
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -211,11 +210,4 @@ def to_markdown(r: dict) -> str:
 
 
 def main(quick: bool = False, out: str | None = None) -> int:
-    res = run(quick)
-    md = to_markdown(res)
-    print(md)
-    if out:
-        from .results_file import write_block
-
-        write_block(out, "perceptv-bench", "Percept-V generation (`procvis bench --perceptv`)", md)
-    return 0
+    return publish(to_markdown(run(quick)), out, "perceptv-bench", "Percept-V generation (`procvis bench --perceptv`)")

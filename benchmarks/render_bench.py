@@ -13,7 +13,6 @@ import math
 import os
 import platform
 import statistics
-import subprocess
 import time
 from datetime import datetime, timezone
 
@@ -23,6 +22,8 @@ from PIL import Image, ImageDraw
 
 from engine import Scene, SceneBatch, render
 from kernels.raster import ELLIPSE, POLYGON
+
+from .results_file import commit, publish
 
 SHAPES = ("circle", "triangle", "square", "pentagon", "hexagon", "star", "diamond", "cross", "plus",
           "heart", "spade", "club")
@@ -80,14 +81,6 @@ def rate(n_images: int, fn, repeats: int) -> tuple[float, float]:
     return statistics.median(rates), q[2] - q[0]
 
 
-def _commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True,
-                              cwd=os.path.dirname(__file__)).stdout.strip() or "unknown"
-    except OSError:
-        return "unknown"
-
-
 def run(quick: bool = False) -> dict:
     repeats = 2 if quick else 7
     batch = 16 if quick else 64
@@ -140,7 +133,7 @@ def run(quick: bool = False) -> dict:
             for im in imgs:
                 Image.fromarray(im.permute(1, 2, 0).numpy()).save(io.BytesIO(), format="PNG", compress_level=level)
         png[level] = rate(len(imgs), enc, repeats)
-    meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": _commit(),
+    meta = {"date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"), "commit": commit(),
             "cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
             "torch_threads": torch.get_num_threads(), "torch": torch.__version__, "numpy": np.__version__,
             "pillow": Image.__version__, "cuda": torch.cuda.get_device_name(0) if cuda else "none",
@@ -176,14 +169,7 @@ def to_markdown(res: dict) -> str:
 
 
 def main(quick: bool = False, out: str | None = None) -> int:
-    res = run(quick)
-    md = to_markdown(res)
-    print(md)
-    if out:
-        from .results_file import write_block
-
-        write_block(out, "render-bench", "Render throughput (`procvis bench`)", md)
-    return 0
+    return publish(to_markdown(run(quick)), out, "render-bench", "Render throughput (`procvis bench`)")
 
 
 if __name__ == "__main__":

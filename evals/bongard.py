@@ -77,12 +77,6 @@ A6_FINAL = ("Here is the Bongard problem collage. Below are generalized descript
             "class image descriptions: {}.")
 
 
-def _system(sample: Sample) -> str:
-    from scenes.bongard.tasks import SYSTEM
-
-    return SYSTEM
-
-
 class _Strategy(Protocol):
     """A strategy as a list of steps: ``step(k, sample, images, replies)`` builds turn ``k``."""
 
@@ -101,7 +95,9 @@ class _Strategy(Protocol):
 
     def _turn(self, k, sample, images, replies):
         t = self.step(k, sample, images, replies)
-        t.prompt = _system(sample) + "\n\n" + t.prompt
+        from scenes.bongard.tasks import SYSTEM
+
+        t.prompt = SYSTEM + "\n\n" + t.prompt
         if k == self.steps() - 1:
             t.gold = sample.meta.get("gold_text")
         else:

@@ -8,26 +8,16 @@ from engine.registry import get_task
 from evals.bongard import STRATEGIES, judge_agreement, judge_prompt, model_judge
 from evals.harness import evaluate
 from scenes.bongard import CONCEPTS, judge
+from tests.runners import Recorder
 
 TASK = "bongard/classic/number/three_vs_five"
 TURNS = {"bongard-direct": 1, "bongard-descriptive-direct": 13, "bongard-contrastive-direct": 7,
          "bongard-contrastive-iterative": 6, "bongard-descriptive-iterative": 13}
 
 
-class Scripted:
-    name = "scripted"
-
-    def __init__(self):
-        self.requests = []
-
-    def generate(self, requests):
-        self.requests += requests
-        return [r.gold for r in requests]
-
-
 @pytest.mark.parametrize("protocol", STRATEGIES)
 def test_every_strategy_runs_its_turns_and_scores_the_last(tmp_path, protocol):
-    runner = Scripted()
+    runner = Recorder()
     rows = evaluate(TASK, runner, str(tmp_path), count=2, size=32, progress=False, protocol=protocol)
     assert rows[TASK]["accuracy"] == 1.0
     assert len(runner.requests) == 2 * TURNS[protocol]
@@ -74,7 +64,7 @@ def test_the_model_judge_uses_the_seeds_prompts_through_a_runner():
 
 
 def test_sample_reader_and_oracle_through_direct(tmp_path):
-    rows = evaluate("bongard/aerial/*", Scripted(), str(tmp_path), count=1, size=32, progress=False)
+    rows = evaluate("bongard/aerial/*", Recorder(), str(tmp_path), count=1, size=32, progress=False)
     assert len(rows) == 13 and all(r["accuracy"] == 1.0 for r in rows.values())
     s = get_task(TASK).sample(0, 0)
     assert get_task(TASK).reader("Left: three shapes. Right: five shapes.", s).value == s.answer_text

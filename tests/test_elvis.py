@@ -1,7 +1,6 @@
 """ELVIS: task counts, splits, verified positives and negatives (from the object lists, by
 the independent checks in ``elvis_checks``, and from the pixels), Table 1 ranges and the
 effect of every factor."""
-import math
 from collections import defaultdict
 
 import numpy as np

@@ -7,6 +7,7 @@ from engine.registry import list_tasks
 from evals.elvis import f1_curve, grouped, induction_prompt, parse_label, task_metrics
 from evals.harness import evaluate
 from evals.runners import OracleRunner, RandomRunner
+from tests.runners import Recorder
 
 TASKS = "elvis/closure/feature_square/*"
 
@@ -42,20 +43,9 @@ def test_metrics_follow_their_definitions():
     assert dict(f1_curve(m))[0.0] == 1.0 and dict(f1_curve(m))[0.5] == 0.5 and dict(f1_curve(m))[0.7] == 0.0
 
 
-class Counting:
-    name = "counting"
-
-    def __init__(self):
-        self.requests = []
-
-    def generate(self, requests):
-        self.requests += requests
-        return [r.gold for r in requests]
-
-
 @pytest.mark.parametrize("protocol", ["elvis", "elvis-blind"])
 def test_oracle_solves_every_task_with_one_rule_induction_per_task(tmp_path, protocol):
-    runner = Counting()
+    runner = Recorder()
     rows = evaluate(TASKS, runner, str(tmp_path), count=3, size=48, batch_size=4, progress=False, protocol=protocol)
     tasks = list_tasks(TASKS)
     assert set(rows) == set(tasks) and all(r["accuracy"] == 1.0 and r["n"] == 6 for r in rows.values())
@@ -76,7 +66,7 @@ def test_oracle_solves_every_task_with_one_rule_induction_per_task(tmp_path, pro
 
 
 def test_train_images_come_positives_first(tmp_path):
-    runner = Counting()
+    runner = Recorder()
     evaluate(list_tasks(TASKS)[0], runner, str(tmp_path), count=2, size=32, progress=False, protocol="elvis")
     induction = next(r for r in runner.requests if len(r.images) == 4)
     assert induction.prompt == induction_prompt("closure", 2)
@@ -91,8 +81,8 @@ def test_random_runner_scores_near_chance_under_the_protocol(tmp_path):
 
 
 def test_resume_asks_nothing_again(tmp_path):
-    evaluate(TASKS, Counting(), str(tmp_path), count=3, size=32, progress=False, protocol="elvis")
-    again = Counting()
+    evaluate(TASKS, Recorder(), str(tmp_path), count=3, size=32, progress=False, protocol="elvis")
+    again = Recorder()
     evaluate(TASKS, again, str(tmp_path), count=3, size=32, progress=False, protocol="elvis")
     assert again.requests == []
 

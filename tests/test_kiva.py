@@ -6,6 +6,7 @@ import torch
 from scenes.kiva import OBJECTS, HeadlessGLError, load_mesh_folder, render_parts, sprite
 from scenes.kiva import transforms as T
 from scenes.kiva.objects import build
+from tests.runners import Recorder
 
 
 @pytest.fixture
@@ -144,7 +145,7 @@ def _iou_mask(a, b):
     return ((ma & mb).sum() / (ma | mb).sum().clamp_min(1)).item()
 
 
-def _expected(s):
+def _expected(s, test_in=None):
     """The correct option rebuilt from the metadata with the transforms, apart from the generator."""
     m = s.meta
     base = sprite(m["objects"][1], "front", 128)[None]
@@ -160,6 +161,15 @@ def _expected(s):
     return T.reflect(T.fit_for_rotation(base), p)[0]
 
 
+def _check_answer(s, expected):
+    """The answer's option is ``expected(s, test input)`` rebuilt from the metadata (the test
+    input itself for a no-change control); returns the three option sprites."""
+    opts = _option_sprites(s)
+    test_in = s.panels[3].sprites[0]
+    assert torch.equal(opts["ABC".index(s.answer[1])], test_in if s.meta["control"] else expected(s, test_in))
+    return opts
+
+
 def test_fourteen_kids_subdomains():
     assert len(KIDS_TASKS) == 14
 
@@ -167,14 +177,9 @@ def test_fourteen_kids_subdomains():
 @pytest.mark.parametrize("tid", KIDS_TASKS)
 def test_trials_answer_options_and_controls(tid):
     for s in get_task(tid).samples(0, range(10)):
-        opts = _option_sprites(s)
-        letter = "ABC".index(s.answer[1])
+        opts = _check_answer(s, _expected)
         train_in, train_out, test_in = (p.sprites[0] for p in s.panels[1:4])
-        if s.meta["control"]:
-            assert torch.equal(train_in, train_out) and torch.equal(opts[letter], test_in)
-        else:
-            assert not torch.equal(train_in, train_out)
-            assert torch.equal(opts[letter], _expected(s))
+        assert torch.equal(train_in, train_out) == s.meta["control"]
         assert sorted(s.meta["options"]) == ["correct", "unchanged", "wrong"]
         assert torch.equal(opts[s.meta["options"].index("unchanged")], test_in)
         for i in range(3):                       # every option looks different from the others
@@ -210,24 +215,13 @@ def test_choice_reader():
     assert read("", s).format_error and read("none of them", s).format_error
 
 
-class _Scripted:
-    name = "scripted"
-
-    def __init__(self):
-        self.requests = []
-
-    def generate(self, requests):
-        self.requests += requests
-        return [r.gold for r in requests]
-
-
 @pytest.mark.parametrize("protocol, images", [("kiva", [2, 2, 4, 4, 4]), ("kiva-stitched", [1, 1, 1, 1, 1])])
 def test_three_stage_protocol(tmp_path, protocol, images):
     import json
 
     from evals.harness import evaluate
 
-    runner = _Scripted()
+    runner = Recorder()
     rows = evaluate("kiva/rotation/*", runner, str(tmp_path), count=10, size=64, progress=False, protocol=protocol)
     assert all(r["accuracy"] == 1.0 for r in rows.values())
     results = json.loads((tmp_path / "results.json").read_text())
@@ -272,13 +266,9 @@ def test_twenty_nine_adult_subdomains():
 @pytest.mark.parametrize("tid", ADULT_TASKS)
 def test_adult_trials(tid):
     for s in get_task(tid).samples(0, range(10)):
-        opts = _option_sprites(s)
-        letter = "ABC".index(s.answer[1])
-        train_in, train_out, test_in = (p.sprites[0] for p in s.panels[1:4])
+        opts = _check_answer(s, _adult_expected)
         if s.meta["control"]:
-            assert torch.equal(train_in, train_out) and torch.equal(opts[letter], test_in)
-        else:
-            assert torch.equal(opts[letter], _adult_expected(s, test_in))
+            assert torch.equal(s.panels[1].sprites[0], s.panels[2].sprites[0])
         for i in range(3):
             for j in range(i + 1, 3):
                 assert not torch.equal(opts[i], opts[j])
@@ -291,7 +281,7 @@ def test_adult_trials(tid):
 COMPOSITIONAL = list_tasks("kiva_compositional/*")
 
 
-def _chain_expected(s):
+def _chain_expected(s, test_in=None):
     m = s.meta
     x = T.scale(sprite(m["objects"][1], "front", 128)[None], 0.45)
     if m["start"]:
@@ -312,32 +302,17 @@ def test_compositional_trials_chain_two_domains():
     assert len(COMPOSITIONAL) == 31
     for tid in COMPOSITIONAL[::3]:
         for s in get_task(tid).samples(0, range(10)):
-            opts = _option_sprites(s)
-            letter = "ABC".index(s.answer[1])
-            if s.meta["control"]:
-                assert torch.equal(opts[letter], s.panels[3].sprites[0])
-            else:
-                assert torch.equal(opts[letter], _chain_expected(s))
+            opts = _check_answer(s, _chain_expected)
             assert len({o.numpy().tobytes() for o in opts}) == 3
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("tid", KIDS_TASKS + ADULT_TASKS + COMPOSITIONAL)
 def test_every_kiva_task_over_many_trials(tid):
-    family = tid.split("/")[0]
+    expected = {"kiva": _expected, "kiva_adults": _adult_expected, "kiva_compositional": _chain_expected}
     for seed in (0, 1):
         for s in get_task(tid).samples(seed, range(30)):
-            opts = _option_sprites(s)
-            letter = "ABC".index(s.answer[1])
-            test_in = s.panels[3].sprites[0]
-            if s.meta["control"]:
-                assert torch.equal(opts[letter], test_in)
-            elif family == "kiva":
-                assert torch.equal(opts[letter], _expected(s))
-            elif family == "kiva_adults":
-                assert torch.equal(opts[letter], _adult_expected(s, test_in))
-            else:
-                assert torch.equal(opts[letter], _chain_expected(s))
+            opts = _check_answer(s, expected[tid.split("/")[0]])
             assert len({o.numpy().tobytes() for o in opts}) == 3
             if s.meta.get("domain") in ("rotation", "reflection"):
                 assert all(_iou_mask(opts[i], opts[j]) < 0.985 for i in range(3) for j in range(i + 1, 3))

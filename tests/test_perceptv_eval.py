@@ -10,22 +10,12 @@ from engine.registry import get_task, list_tasks
 from evals.harness import evaluate
 from evals.perceptv import rows, tables
 from scenes.perceptv import DOMAINS
-
-
-class Counting:
-    name = "counting"
-
-    def __init__(self, reply=None):
-        self.requests, self.reply = [], reply
-
-    def generate(self, requests):
-        self.requests += requests
-        return [self.reply if self.reply is not None else r.gold for r in requests]
+from tests.runners import Recorder
 
 
 @pytest.mark.parametrize("protocol", ["perceptv", "perceptv-1shot", "direct"])
 def test_oracle_scores_100_percent_with_the_domain_formats(tmp_path, protocol):
-    runner = Counting()
+    runner = Recorder()
     rows_ = evaluate("perceptv/*", runner, str(tmp_path), count=4, size=48, progress=False, protocol=protocol)
     assert len(rows_) == 30 and all(r["accuracy"] == 1.0 and r["format_errors"] == 0 for r in rows_.values())
     assert len(runner.requests) == 30 * 4                   # the exemplar turn is never asked
@@ -43,10 +33,10 @@ def test_oracle_scores_100_percent_with_the_domain_formats(tmp_path, protocol):
 
 
 def test_format_errors_are_counted_apart_from_wrong_answers(tmp_path):
-    rows_ = evaluate("perceptv/counting_circles", Counting("COUNT:999"), str(tmp_path / "w"), count=5, size=32,
+    rows_ = evaluate("perceptv/counting_circles", Recorder("COUNT:999"), str(tmp_path / "w"), count=5, size=32,
                      progress=False)
     assert rows_["perceptv/counting_circles"]["accuracy"] == 0 and rows_["perceptv/counting_circles"]["format_errors"] == 0
-    rows_ = evaluate("perceptv/counting_circles", Counting("I am not sure."), str(tmp_path / "f"), count=5, size=32,
+    rows_ = evaluate("perceptv/counting_circles", Recorder("I am not sure."), str(tmp_path / "f"), count=5, size=32,
                      progress=False)
     assert rows_["perceptv/counting_circles"]["format_errors"] == 1
 

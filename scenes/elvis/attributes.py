@@ -148,8 +148,3 @@ def assign(rng: np.random.Generator, factors, allowed: dict, groups: list[int], 
 def _props(factors) -> tuple[str, ...]:
     from .factors import CATEGORIES
     return CATEGORIES[factors.category].props
-
-
-def matches(values: dict, i: int, allowed: dict, rel) -> bool:
-    """Whether object ``i`` has an allowed value for every relevant property in ``rel``."""
-    return all(values[p][i] in allowed[p] for p in rel if p in values)

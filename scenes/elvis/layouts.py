@@ -15,7 +15,7 @@ import numpy as np
 from engine.placement import PlacementError
 
 from . import geometry as geo
-from .attributes import BACKGROUND, SIZES, assign, distinct, far_from, named_colours, pick
+from .attributes import BACKGROUND, SIZES, assign, far_from, named_colours, pick, pool_of
 from .factors import CATEGORIES, Factors
 
 DISC = (47, 79, 79)           # the background disc of circle_features
@@ -148,6 +148,16 @@ def _check_grouping(ctx: Context, centers, n_groups) -> None:
         raise PlacementError("spread objects still look grouped")
 
 
+def _grouped(ctx: Context, radii, groups, n_groups) -> np.ndarray:
+    """Centres in separated clusters when the principle holds, else spread evenly; either
+    way checked to look as intended."""
+    if not ctx.principle:
+        return _spread(ctx, radii, n_groups)
+    c = _clusters(ctx, radii, groups, n_groups)
+    _check_grouping(ctx, c, n_groups)
+    return c
+
+
 def _spread(ctx: Context, radii, n_groups) -> np.ndarray:
     c = geo.spread(ctx.rng, radii)
     _check_grouping(ctx, c, n_groups)
@@ -172,22 +182,15 @@ def red_triangle(ctx: Context) -> Layout:
     rule = [i in first and groups[i] in marked for i in range(len(groups))]
     a = ctx.attributes(groups, rule=rule)
     if attr_neg and f.qualifier == "exist":     # no group may keep a matching object
-        bad = {p: far_from(_pool(p), ctx.allowed[p], p) for p in f.rel}
+        bad = {p: far_from(pool_of(p, (BACKGROUND,)), ctx.allowed[p], p) for p in f.rel}
         for i in first:
             p = pick(rng, list(f.rel))
             a[p][i] = pick(rng, bad[p])
     _no_stray_match(ctx, a, rule)
     obj = dict(shape=a["shape"], color=a["color"], size=a["size"], radius=_radii(a["size"], PROX_BASE[f.quantity]))
-    c = _clusters(ctx, obj["radius"], groups, f.groups) if ctx.principle else _spread(ctx, obj["radius"], f.groups)
-    if ctx.principle:
-        _check_grouping(ctx, c, f.groups)
+    c = _grouped(ctx, obj["radius"], groups, f.groups)
     info = {"first_objects": first}
     return Layout(**obj, centers=c, groups=groups, info=info)
-
-
-def _pool(prop):
-    from .attributes import pool_of
-    return pool_of(prop, (BACKGROUND,))
 
 
 def _no_stray_match(ctx: Context, a: dict, rule) -> None:
@@ -196,7 +199,7 @@ def _no_stray_match(ctx: Context, a: dict, rule) -> None:
     for i, r in enumerate(rule):
         if not r and all(a[p][i] in ctx.allowed[p] for p in rel):
             p = pick(ctx.rng, list(rel))
-            a[p][i] = pick(ctx.rng, far_from(_pool(p), ctx.allowed[p], p))
+            a[p][i] = pick(ctx.rng, far_from(pool_of(p, (BACKGROUND,)), ctx.allowed[p], p))
 
 
 def fixed_props(ctx: Context) -> Layout:
@@ -204,9 +207,7 @@ def fixed_props(ctx: Context) -> Layout:
     sizes = ctx.group_sizes(f.groups, *PROX_COUNTS[f.quantity])
     groups = _flat(sizes)
     obj = _objects(ctx, groups, PROX_BASE[f.quantity])
-    c = _clusters(ctx, obj["radius"], groups, f.groups) if ctx.principle else _spread(ctx, obj["radius"], f.groups)
-    if ctx.principle:
-        _check_grouping(ctx, c, f.groups)
+    c = _grouped(ctx, obj["radius"], groups, f.groups)
     return Layout(**obj, centers=c, groups=groups)
 
 
@@ -263,8 +264,7 @@ def circle_features(ctx: Context) -> Layout:
 
 def _unique_colours(ctx: Context, n: int, behind=(BACKGROUND,)) -> list[str]:
     """``n`` different colours (one per object): no two objects look alike."""
-    from .attributes import colour_pool
-    pool = list(colour_pool(tuple(behind)))
+    pool = pool_of("color", behind)
     out: list[str] = []
     for v in ctx.rng.permutation(len(pool)):
         cand = pool[int(v)]

@@ -183,14 +183,15 @@ def sample_elvis(rng: np.random.Generator, index: int, category: str, rel, irr, 
     if "count" in f.rel:
         sizes = [sum(1 for o in objects if o["group"] == g) for g in range(f.groups)]
         count_rule = sizes
+    rule = rule_text(f)
     meta = {"label": int(label), "principle": f.principle, "category": f.category,
             "factors": {"rel": list(f.rel), "irr": list(f.irr), "groups": f.groups, "quantity": f.quantity,
                         "qualifier": f.qualifier},
-            "negative": kind, "rule": {"text": rule_text(f), "structure": rule_structure(f)},
+            "negative": kind, "rule": {"text": rule, "structure": rule_structure(f)},
             "constraints": {"kept": [c for c in constraints if c not in broken], "broken": list(broken)},
             "objects": objects, "background": lay.behind, "occluders": lay.front,
             "structure": _jsonable(lay.info), "group_sizes": count_rule,
-            "caption": "Rule: " + rule_text(f) + ("" if label else f" Broken: {', '.join(broken)}.")}
+            "caption": "Rule: " + rule + ("" if label else f" Broken: {', '.join(broken)}.")}
     return Draw(scene, QUESTION, LABELS[0] if label else LABELS[1], "fixed", options=list(LABELS), meta=meta)
 
 

@@ -14,7 +14,7 @@ from engine.sample import Draw
 from . import transforms as T
 from .objects import OBJECTS
 from .render3d import sprite
-from .trials import EXTRAPOLATE, OPTIONS, SPRITE, SYSTEM, _panel, composite, differ, read_choice
+from .trials import DOMAIN_WORDS, SPRITE, eligible, finish, present, read_choice
 
 TINTS = ("red", "green", "blue", "yellow")
 ADULTS = {
@@ -98,30 +98,19 @@ def adult_trial(rng: np.random.Generator, index: int, domain: str, param: str) -
         starts = [int(x) for x in rng.permutation(STARTS[param])[:2]] if domain == "number" else \
             [45 * int(x) for x in rng.integers(0, 8, 2)] if domain == "rotation" else [0, 0]
         train_in, train_out, test_in, correct, wrong = _pair(rng, domain, param, a, b, *tints, *starts)
-        imgs = [correct, wrong, test_in]
-        if differ(train_in, train_out, shape_only) and all(
-                differ(imgs[i], imgs[j], shape_only) for i in range(3) for j in range(i + 1, 3)):
+        if eligible(train_in, train_out, [correct, wrong, test_in], shape_only):
             break
     else:
         raise RuntimeError(f"kiva_adults/{domain}/{param}: no eligible objects in 40 draws (index {index})")
-    if control:
-        train_out = train_in
-    opts = {"correct": correct, "wrong": wrong, "unchanged": test_in}
-    order = [str(k) for k in rng.permutation(list(opts))]
-    answer = OPTIONS[order.index("unchanged" if control else "correct")]
-    shown = [opts[k] for k in order]
-    panels = [composite(train_in, train_out, test_in, shown), _panel(train_in), _panel(train_out), _panel(test_in)]
-    panels += [_panel(x) for x in shown]
-    words = {"colour": "Color of objects", "size": "Size of objects", "number": "Number of objects",
-             "rotation": "Orientation of objects", "reflection": "Orientation of objects"}
-    shown_domains = ["colour", "size", "number", "rotation"]
-    what = [words[d] for d in shown_domains] + ["No change between pictures", "Doesn't apply"]
+    panels, order, answer = present(rng, control, train_in, train_out, test_in, correct, wrong)
+    what = [DOMAIN_WORDS[d] for d in ("colour", "size", "number", "rotation")] + ["No change between pictures",
+                                                                                  "Doesn't apply"]
     how = [HOW.get((domain, p)) or HOW[p] for p in ADULTS[domain]] + ["Doesn't apply"]
-    meta = {"domain": domain, "parameter": param, "control": control, "objects": [train_obj, test_obj],
-            "tints": tints, "starts": starts, "options": order, "prompt_panels": [0],
-            "what": {"options": what, "gold": what.index("No change between pictures" if control else words[domain]) + 1},
-            "how": {"options": how, "gold": None if control else ADULTS[domain].index(param) + 1}, "gold_text": answer}
-    return Draw(panels, SYSTEM + "\n\n" + EXTRAPOLATE, answer, "fixed", options=OPTIONS, meta=meta)
+    return finish(panels, answer, {
+        "domain": domain, "parameter": param, "control": control, "objects": [train_obj, test_obj], "tints": tints,
+        "starts": starts, "options": order,
+        "what": {"options": what, "gold": what.index("No change between pictures" if control else DOMAIN_WORDS[domain]) + 1},
+        "how": {"options": how, "gold": None if control else ADULTS[domain].index(param) + 1}})
 
 
 def _register() -> None:

@@ -14,8 +14,7 @@ from engine.sample import Draw
 from . import transforms as T
 from .objects import OBJECTS
 from .render3d import sprite
-from .trials import (DOMAIN_WORDS, EXTRAPOLATE, KIDS, OPTIONS, SPEC_WORDS, SPRITE, SYSTEM, _panel, composite, differ,
-                     read_choice, wrong_parameter)
+from .trials import DOMAIN_WORDS, KIDS, SPEC_WORDS, SPRITE, eligible, finish, present, read_choice, wrong_parameter
 
 PAIRS = (("colour", "size"), ("colour", "rotation"), ("colour", "reflection"), ("size", "rotation"),
          ("size", "reflection"))
@@ -62,29 +61,19 @@ def compositional_trial(rng: np.random.Generator, index: int, domains, params) -
         train_out = chain(tr, [(d1, p1), (d2, p2)])[0]
         correct = chain(te, [(d1, p1), (d2, p2)])[0]
         wrong = chain(te, [(d1, p1), (d2, wrong2)])[0]
-        imgs = [correct, wrong, te[0]]
-        if differ(tr[0], train_out) and all(differ(imgs[i], imgs[j]) for i in range(3) for j in range(i + 1, 3)):
+        if eligible(tr[0], train_out, [correct, wrong, te[0]], False):
             break
     else:
         raise RuntimeError(f"kiva_compositional/{d1}+{d2}: no eligible objects in 40 draws (index {index})")
-    train_in = tr[0]
-    if control:
-        train_out = train_in
-    opts = {"correct": correct, "wrong": wrong, "unchanged": te[0]}
-    order = [str(k) for k in rng.permutation(list(opts))]
-    answer = OPTIONS[order.index("unchanged" if control else "correct")]
-    shown = [opts[k] for k in order]
-    panels = [composite(train_in, train_out, te[0], shown), _panel(train_in), _panel(train_out), _panel(te[0])]
-    panels += [_panel(x) for x in shown]
+    panels, order, answer = present(rng, control, tr[0], train_out, te[0], correct, wrong)
     both = f"{DOMAIN_WORDS[d1]} and {DOMAIN_WORDS[d2].lower()}"
     what = [both, DOMAIN_WORDS[d1], DOMAIN_WORDS[d2], "No change between pictures", "Doesn't apply"]
     how = [f"{SPEC_WORDS[a]} {SPEC_WORDS[b]}" for a, b in itertools.product(KIDS[d1], KIDS[d2])] + ["Doesn't apply"]
     combos = list(itertools.product(KIDS[d1], KIDS[d2]))
-    meta = {"domains": [d1, d2], "parameters": [p1, p2], "control": control, "objects": [train_obj, test_obj],
-            "start": start, "wrong": [p1, wrong2], "options": order, "prompt_panels": [0],
-            "what": {"options": what, "gold": 4 if control else 1},
-            "how": {"options": how, "gold": None if control else combos.index((p1, p2)) + 1}, "gold_text": answer}
-    return Draw(panels, SYSTEM + "\n\n" + EXTRAPOLATE, answer, "fixed", options=OPTIONS, meta=meta)
+    return finish(panels, answer, {
+        "domains": [d1, d2], "parameters": [p1, p2], "control": control, "objects": [train_obj, test_obj],
+        "start": start, "wrong": [p1, wrong2], "options": order, "what": {"options": what, "gold": 4 if control else 1},
+        "how": {"options": how, "gold": None if control else combos.index((p1, p2)) + 1}})
 
 
 def _register() -> None:

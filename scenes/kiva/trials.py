@@ -139,34 +139,47 @@ def trial(rng: np.random.Generator, index: int, domain: str, param: str) -> Draw
         else:
             wrong_img = _apply(domain, wrong, b, start)[1]
             wrong_label = wrong
-        if control:
-            train_out = train_in
-        opts = {"correct": correct, "wrong": wrong_img, "unchanged": test_in}
-        imgs = list(opts.values())
-        shape_only = domain in ("rotation", "reflection")
-        if differ(train_in, _apply(domain, param, a, start)[1], shape_only) and all(
-                differ(imgs[i], imgs[j], shape_only) for i in range(3) for j in range(i + 1, 3)):
+        if eligible(train_in, train_out, [correct, wrong_img, test_in], domain in ("rotation", "reflection")):
             break
     else:
         raise RuntimeError(f"kiva/{domain}/{param}: no eligible objects in 40 draws (index {index})")
-    order = [str(k) for k in rng.permutation(["correct", "wrong", "unchanged"])]
-    answer_kind = "unchanged" if control else "correct"
-    answer = OPTIONS[order.index(answer_kind)]
-    shown = [opts[k] for k in order]
-    panels = [composite(train_in, train_out, test_in, shown), _panel(train_in), _panel(train_out), _panel(test_in)]
-    panels += [_panel(x) for x in shown]
+    panels, order, answer = present(rng, control, train_in, train_out, test_in, correct, wrong_img)
     others = [d for d in ("colour", "size", "number", "rotation") if d != ("rotation" if domain == "reflection" else domain)]
     shown_domains = [("rotation" if domain == "reflection" else domain)] + [str(d) for d in rng.permutation(others)[:2]]
     shown_domains = [shown_domains[int(i)] for i in rng.permutation(3)]
     what = [DOMAIN_WORDS[d] for d in shown_domains] + ["No change between pictures", "Doesn't apply"]
     what_gold = "No change between pictures" if control else DOMAIN_WORDS[domain]
     how = [SPEC_WORDS[p] for p in KIDS[domain]] + ["Doesn't apply"]
-    meta = {"domain": domain, "parameter": param, "control": control, "objects": [train_obj, test_obj],
-            "start": start, "wrong": wrong_label, "options": order, "prompt_panels": [0],
-            "what": {"options": what, "gold": what.index(what_gold) + 1},
-            "how": {"options": how, "gold": None if control else KIDS[domain].index(param) + 1},
-            "gold_text": answer}
-    return Draw(panels, SYSTEM + "\n\n" + EXTRAPOLATE, answer, "fixed", options=OPTIONS, meta=meta)
+    return finish(panels, answer, {
+        "domain": domain, "parameter": param, "control": control, "objects": [train_obj, test_obj], "start": start,
+        "wrong": wrong_label, "options": order, "what": {"options": what, "gold": what.index(what_gold) + 1},
+        "how": {"options": how, "gold": None if control else KIDS[domain].index(param) + 1}})
+
+
+def eligible(train_in, train_out, options, shape_only: bool) -> bool:
+    """Whether the given pair visibly changes and the three options all differ visibly."""
+    return differ(train_in, train_out, shape_only) and all(
+        differ(options[i], options[j], shape_only) for i in range(3) for j in range(i + 1, 3))
+
+
+def present(rng: np.random.Generator, control: bool, train_in, train_out, test_in, correct, wrong):
+    """Shuffle the options (seeded) and build the panels: the composite, then the given pair,
+    the test input and the options. A control's given pair does not change. Returns
+    ``(panels, option order, answer letter)``."""
+    if control:
+        train_out = train_in
+    opts = {"correct": correct, "wrong": wrong, "unchanged": test_in}
+    order = [str(k) for k in rng.permutation(list(opts))]
+    answer = OPTIONS[order.index("unchanged" if control else "correct")]
+    shown = [opts[k] for k in order]
+    panels = [composite(train_in, train_out, test_in, shown), _panel(train_in), _panel(train_out), _panel(test_in)]
+    return panels + [_panel(x) for x in shown], order, answer
+
+
+def finish(panels, answer: str, meta: dict) -> Draw:
+    """The trial as a sample: the extrapolation question, the letter answer, the metadata."""
+    return Draw(panels, SYSTEM + "\n\n" + EXTRAPOLATE, answer, "fixed", options=OPTIONS,
+                meta={**meta, "prompt_panels": [0], "gold_text": answer})
 
 
 def read_choice(reply, sample):

@@ -9,7 +9,6 @@ instances. :func:`make` draws one problem of any size the domain allows.
 from __future__ import annotations
 
 import functools
-import math
 import re
 from dataclasses import dataclass
 
@@ -273,7 +272,3 @@ class Form:
 
 def _norm(text: str) -> str:
     return re.sub(r"\s+", "", text).lower().rstrip(".")
-
-
-def circle_hits(c, r, others) -> bool:
-    return any(math.dist(c, o[0]) < r + o[1] for o in others)
