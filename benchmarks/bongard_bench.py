@@ -2,7 +2,7 @@
 the 12 panels plus held-out ones rendered, PNG files and metadata written), per style, in
 one process, against the figure reported for Bongard-LOGO's generator (about 0.12 s per
 image through turtle graphics, PostScript and Ghostscript: 1.4-1.7 s per problem).
-Run: ``procvis bench --bongard [--quick] [--results ...]``.
+Run: ``procvis bench bongard [--quick] [--results ...]``.
 """
 from __future__ import annotations
 
@@ -53,4 +53,4 @@ def to_markdown(r: dict) -> str:
 
 
 def main(quick: bool = False, out: str | None = None) -> int:
-    return publish(to_markdown(run(quick)), out, "bongard-bench", "Bongard generation (`procvis bench --bongard`)")
+    return publish(to_markdown(run(quick)), out, "bongard-bench", "Bongard generation (`procvis bench bongard`)")

@@ -6,7 +6,7 @@ Every procvis sample is first turned into a scene by the task (shared by both si
 Pillow side then draws that scene with ``ImageDraw`` (aliased, as the public generator
 draws, and 4x supersampled for procvis's anti-aliased quality), encodes the PNG and writes
 the same metadata line, in two processes like procvis. Run:
-``procvis bench --elvis [--quick] [--results benchmarks/RESULTS.md]``.
+``procvis bench elvis [--quick] [--results benchmarks/RESULTS.md]``.
 """
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from pathlib import Path
 from PIL import Image
 
 from engine import render
-from engine.outputs import generate
+from engine.outputs import RunConfig, generate, write_shard
 from engine.registry import get_task, list_tasks
 
 from .render_bench import pillow_draw, rate
@@ -107,8 +107,6 @@ def _procvis_tasks(args) -> int:
     tasks, folder = args
     torch.set_num_threads(1)
     numba.set_num_threads(1)
-    from engine.outputs import RunConfig, write_shard
-
     n = 0
     for tid in tasks:
         cfg = RunConfig(pattern=tid, seed=0, count=PER_TASK, size=SIZE, format="imagefolder", shard_size=PER_TASK)
@@ -151,4 +149,4 @@ def to_markdown(r: dict) -> str:
 
 
 def main(quick: bool = False, out: str | None = None) -> int:
-    return publish(to_markdown(run(quick)), out, "elvis-bench", "ELVIS generation (`procvis bench --elvis`)")
+    return publish(to_markdown(run(quick)), out, "elvis-bench", "ELVIS generation (`procvis bench elvis`)")

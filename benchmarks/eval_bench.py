@@ -1,7 +1,7 @@
 """Evaluation throughput: samples per second from sampling to parsed answer with the tiny
 checkpoint, in process (rendered tensors go straight into the processor) against the file
 round trip older harnesses use (render -> PNG file -> PIL -> tensor -> processor), in one
-run. Run: ``procvis bench --eval [--results benchmarks/RESULTS.md]``.
+run. Run: ``procvis bench eval [--results benchmarks/RESULTS.md]``.
 """
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ from PIL import Image
 from engine.outputs import render_samples
 from engine.registry import get_task, list_tasks
 from evals.hf_runner import HFRunner
-from evals.parsing import parse_reply
-from evals.runners import Request
+from engine.replies import parse_reply
+from engine.protocol import Request
 from evals.tiny_model import build_tiny_model
 
 from .render_bench import rate
@@ -83,4 +83,4 @@ def to_markdown(r: dict) -> str:
 
 
 def main(quick: bool = False, out: str | None = None) -> int:
-    return publish(to_markdown(run(quick)), out, "eval-bench", "Evaluation throughput (`procvis bench --eval`)")
+    return publish(to_markdown(run(quick)), out, "eval-bench", "Evaluation throughput (`procvis bench eval`)")

@@ -1,7 +1,7 @@
 """KiVA trial generation: trials per second end to end with sprites cached (sampling, the
 tensor transforms, the composite and six panels rendered, PNG files and metadata written,
 one process), against the public scripts' 3-31 trials/s, and the one-off cost of rendering
-a new object's sprite. Run: ``procvis bench --kiva [--quick] [--results ...]``.
+a new object's sprite. Run: ``procvis bench kiva [--quick] [--results ...]``.
 """
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ from pathlib import Path
 
 from engine.outputs import RunConfig, write_shard
 from engine.registry import list_tasks
+from kernels.mesh_render import render_parts
+from scenes.kiva.objects import OBJECTS, build
+from scenes.kiva.views import sprite
 
 from .results_file import publish, run_meta
 
@@ -19,9 +22,6 @@ REFERENCE = (3.0, 31.0)
 
 
 def run(quick: bool = False) -> dict:
-    from scenes.kiva import OBJECTS, render_parts, sprite
-    from scenes.kiva.objects import build
-
     per_task = 4 if quick else 20
     tmp = Path(tempfile.mkdtemp(prefix="procvis-kiva-bench-"))
     try:
@@ -63,4 +63,4 @@ def to_markdown(r: dict) -> str:
 
 
 def main(quick: bool = False, out: str | None = None) -> int:
-    return publish(to_markdown(run(quick)), out, "kiva-bench", "KiVA trial generation (`procvis bench --kiva`)")
+    return publish(to_markdown(run(quick)), out, "kiva-bench", "KiVA trial generation (`procvis bench kiva`)")

@@ -1,7 +1,7 @@
 """Percept-V generation: the 6,000-sample dataset (30 domains x 20 sizes x 10 instances)
 end to end and render-only, against reference-style generators written the way the public
 scripts are (Pillow canvases and matplotlib figures saved to PNG, rejection sampling) for
-four domains, in one run. Run: ``procvis bench --perceptv [--quick] [--results ...]``.
+four domains, in one run. Run: ``procvis bench perceptv [--quick] [--results ...]``.
 
 The matplotlib rows need the ``bench`` extra (``pip install -e '.[bench]'``); without it
 they are left out and the table says so.
@@ -210,4 +210,4 @@ def to_markdown(r: dict) -> str:
 
 
 def main(quick: bool = False, out: str | None = None) -> int:
-    return publish(to_markdown(run(quick)), out, "perceptv-bench", "Percept-V generation (`procvis bench --perceptv`)")
+    return publish(to_markdown(run(quick)), out, "perceptv-bench", "Percept-V generation (`procvis bench perceptv`)")

@@ -21,19 +21,16 @@ import torch
 from PIL import Image, ImageDraw
 
 from engine import Scene, SceneBatch, render
-from kernels.raster import ELLIPSE, POLYGON
+from engine.shapes import SHAPES, draw_shape
+from kernels.primitives import ELLIPSE, POLYGON
 
 from .results_file import commit, publish
 
-SHAPES = ("circle", "triangle", "square", "pentagon", "hexagon", "star", "diamond", "cross", "plus",
-          "heart", "spade", "club")
 
 
 def make_scenes(n_prims: int, batch: int, seed: int = 0) -> list[Scene]:
     """ELVIS-like scenes: ``n_prims`` filled shapes of the 12 kinds, radius 2-6% of the width,
     random colours on light grey. Deterministic in ``seed``."""
-    from scenes.shapes.tasks import draw_shape
-
     rng = np.random.default_rng(seed)
     out = []
     for _ in range(batch):

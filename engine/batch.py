@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from kernels.raster import Primitives
+from kernels.primitives import Primitives
 
 from .scene import Primitive, Scene, parse_color
 
@@ -18,7 +18,7 @@ class SceneBatch:
     """``B`` scenes as padded tensors (in the spirit of a padded mesh batch).
 
     Attributes:
-        primitives: :class:`kernels.raster.Primitives`, ``[B, N, ...]`` with a validity mask.
+        primitives: :class:`kernels.primitives.Primitives`, ``[B, N, ...]`` with a validity mask.
         background: ``[B, 3]`` float colours in [0, 1].
         sprites: ``[S, 4, h, w]`` float premultiplied RGBA, zero-padded to the largest sprite.
         sprite_hw: ``[S, 2]`` long, each sprite's own ``(h, w)``.
@@ -88,16 +88,16 @@ class SceneBatch:
         return cls(prims_t, background, sprites, hw)
 
 
-def _unique_sprites(scenes) -> list[torch.Tensor]:
+def _unique_sprites(scenes) -> list:
     """Every distinct sprite image of the batch, in first-use order."""
-    seen: dict[int, torch.Tensor] = {}
+    seen: dict[int, object] = {}
     for s in scenes:
         for img in s.sprites:
             seen.setdefault(id(img), img)
     return list(seen.values())
 
 
-def _sprite_indices(scenes, index: np.ndarray, batch_sprites: list[torch.Tensor]) -> np.ndarray:
+def _sprite_indices(scenes, index: np.ndarray, batch_sprites: list) -> np.ndarray:
     """Map each sprite primitive's per-scene sprite number to its place in ``batch_sprites``."""
     order = {id(img): i for i, img in enumerate(batch_sprites)}
     for b, s in enumerate(scenes):
@@ -109,7 +109,7 @@ def _sprite_indices(scenes, index: np.ndarray, batch_sprites: list[torch.Tensor]
     return index
 
 
-def _pack_sprites(images: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+def _pack_sprites(images: list) -> tuple[torch.Tensor, torch.Tensor]:
     if not images:
         return torch.zeros(1, 4, 1, 1), torch.ones(1, 2, dtype=torch.long)
     h = max(int(i.shape[1]) for i in images)
@@ -117,7 +117,7 @@ def _pack_sprites(images: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tenso
     out = torch.zeros(len(images), 4, h, w)
     hw = torch.zeros(len(images), 2, dtype=torch.long)
     for k, img in enumerate(images):
-        t = img.detach().to("cpu")
+        t = img.detach().to("cpu") if isinstance(img, torch.Tensor) else torch.tensor(np.asarray(img))
         t = t.float() / 255.0 if not t.is_floating_point() else t.float()
         if t.shape[0] == 3:
             t = torch.cat([t, torch.ones_like(t[:1])])

@@ -10,8 +10,9 @@ import torch
 from kernels.glyphs import load_atlas
 from kernels.layout import stitch
 
+from .errors import UserError
 from .registry import resolve
-from .render import render
+from .rendering import render
 from .sample import Sample
 from .scene import Scene
 
@@ -25,15 +26,15 @@ def printable(text: str) -> str:
     return "".join(c if c in ok else ("" if c in "\r" else "?") for c in text.replace("\n", " "))
 
 
-def pick(pattern: str, count: int, seed: int = 0) -> list[Sample]:
+def pick(pattern: str, count: int, seed: int = 0, settings: dict | None = None) -> list[Sample]:
     """``count`` samples spread over the tasks matching ``pattern``: round-robin over their
     folders (e.g. one ELVIS category each) and evenly within a folder. The i-th pick is
     sample index i of its task, so families whose index picks the kind of sample (ELVIS:
     positives at even indices, negatives at odd ones) show every kind."""
     if int(count) != count or count <= 0:
-        raise ValueError(f"count={count!r} must be a positive integer")
+        raise UserError(f"count={count!r} must be a positive integer")
     folders: dict[str, list] = {}
-    for t in resolve(pattern):
+    for t in resolve(pattern, settings):
         folders.setdefault(t.id.rsplit("/", 1)[0], []).append(t)
     groups = list(folders.values())
     chosen = []
@@ -49,16 +50,15 @@ def pick(pattern: str, count: int, seed: int = 0) -> list[Sample]:
 
 
 def contact_sheet(samples: list[Sample], size: int = 192, cols: int | None = None) -> torch.Tensor:
-    """A ``[3, H, W]`` uint8 sheet: per sample its panels side by side, then captions with the
-    task id, question (or the sample's ``meta["caption"]``, wrapped) and answer."""
+    """A ``[3, H, W]`` uint8 sheet: per sample the panels its prompt shows side by side, then
+    captions with the task id, question (or the sample's caption, wrapped) and answer."""
     if not samples:
         raise ValueError("a contact sheet needs at least one sample")
     tiles = []
     for s in samples:
-        # a family may say which panels a prompt shows (e.g. a collage) and their aspect ratio
-        shown = [s.panels[i] for i in s.meta.get("prompt_panels", range(len(s.panels)))]
-        aspect = s.meta.get("aspect")
-        hw = (size, max(1, round(size * aspect[1] / aspect[0]))) if aspect else size   # as tall as a panel
+        shown = [s.panels[i] for i in s.shown]
+        ext = s.panel_extents[s.shown[0]] if s.panel_extents else None
+        hw = (size, max(1, round(size * ext[1] / ext[0]))) if ext else size   # as tall as a panel
         tiles.append(stitch(render(shown, hw), gap=4, fill=128))
     cols = cols or min(4, len(samples))
     cell_w = max(max(t.shape[2] for t in tiles), 2 * size) + 16
@@ -74,7 +74,7 @@ def contact_sheet(samples: list[Sample], size: int = 192, cols: int | None = Non
         x0, y0 = c * cell_w + 8, r * cell_h + 8
         w, h = tile.shape[2], tile.shape[1]
         sheet.sprite(tile, ((x0 + w / 2) * u, (y0 + h / 2) * u), (w * u, h * u))
-        about = s.meta.get("caption") or "Q: " + s.question      # a family may caption its samples itself
+        about = s.caption or "Q: " + s.question
         lines = [s.task] + textwrap.wrap(printable(about), chars)[: CAPTION_LINES - 2]
         lines.append(printable("A: " + s.answer_text)[:chars])
         for j, line in enumerate(lines):
@@ -96,6 +96,8 @@ def save_png(image: torch.Tensor, path: str | Path) -> Path:
     return path
 
 
-def preview(pattern: str, out: str | Path, count: int = 8, seed: int = 0, size: int = 192) -> Path:
-    """Render ``count`` samples of ``pattern`` into a contact sheet PNG at ``out``."""
-    return save_png(contact_sheet(pick(pattern, count, seed), size), out)
+def preview(pattern: str, out: str | Path, count: int = 8, seed: int = 0, size: int = 192,
+            settings: dict | None = None) -> Path:
+    """Render ``count`` samples of ``pattern`` (with family ``settings``) into a contact sheet
+    PNG at ``out``."""
+    return save_png(contact_sheet(pick(pattern, count, seed, settings), size), out)

@@ -1,110 +1,109 @@
-"""Task registry: ``@register_task`` records a family's parameterised tasks under stable ids;
-``list_tasks("elvis/*")`` filters them with glob patterns; ``get_task(id)`` returns one.
+"""The registry of families, tasks and protocols, and their discovery.
 
-A task is a pure function ``fn(rng, **params) -> Draw``; the registry hands it the
-per-sample generator of :func:`engine.rng.sample_rng`, so ``task.sample(seed, index)`` is
-the same wherever and whenever it is called. Tasks are discovered by importing the
-``scenes`` package (each family registers on import).
+Every sub-package of ``scenes`` is a family plug-in: importing it declares a
+:class:`engine.family.Family` and registers its tasks, reader, protocols and report
+section. Lookups import the families on first use (no family is named here), so adding a
+family touches only its own folder.
+
+``list_tasks("elvis/*")`` filters ids with glob patterns; ``get_task(id)`` returns one task
+bound to its family's settings; ``resolve(pattern, settings)`` returns every matching task.
+Settings are given with qualified names, ``{"jigsaw.images": "/data/photos"}``.
 """
 from __future__ import annotations
 
 import fnmatch
 import importlib
-import inspect
-import itertools
-from dataclasses import dataclass, field
-from typing import Callable
+import pkgutil
+from typing import TYPE_CHECKING
 
-from .rng import sample_rng
-from .sample import Draw, Sample
-from .scene import Scene
+from .errors import UnknownTaskError, UserError
+from .protocol import Direct, Protocol
 
+if TYPE_CHECKING:
+    from .family import Family
+    from .task import Task
 
-class UnknownTaskError(ValueError):
-    """A task id or pattern that names no registered task."""
+PLUGINS = "scenes"           # the package whose sub-packages are the families
 
-
-@dataclass(frozen=True)
-class Task:
-    """A registered task: an id, its sampling function and the parameters bound to it."""
-
-    id: str
-    fn: Callable[..., Draw] = field(repr=False)
-    params: dict = field(default_factory=dict)
-    description: str = ""
-    answer_distribution: dict | None = None   # gold answer -> probability, when known exactly
-    rank: int = 0                             # position in a family's results table
-    reader: Callable | None = field(default=None, repr=False)   # reply, sample -> Parsed (the family's format)
-    open_answer: bool = False                 # free text graded by a judge: no answer distribution, chance 0
-
-    @property
-    def family(self) -> str:
-        return self.id.split("/", 1)[0]
-
-    def sample(self, seed: int, index: int) -> Sample:
-        """The sample ``(self.id, seed, index)``: pure and deterministic."""
-        rng = sample_rng(seed, self.id, index)
-        kwargs = dict(self.params)
-        if _takes_index(self.fn):
-            kwargs["index"] = index
-        d = self.fn(rng, **kwargs)
-        if not isinstance(d, Draw):
-            raise TypeError(f"task {self.id} returned {type(d).__name__}, expected engine.Draw")
-        panels = d.panels if isinstance(d.panels, list) else [d.panels]
-        s = Sample(task=self.id, seed=int(seed), index=int(index), panels=panels, question=d.question,
-                   answer=d.answer, answer_type=d.answer_type,
-                   options=list(d.options) if d.options is not None else None,
-                   meta={"params": dict(self.params), **d.meta})
-        s.validate()
-        return s
-
-    def samples(self, seed: int, indices) -> list[Sample]:
-        return [self.sample(seed, i) for i in indices]
-
-
+_FAMILIES: dict[str, Family] = {}
 _TASKS: dict[str, Task] = {}
+_ROOTS: dict[str, str] = {}  # first part of a task id -> the family that owns it
+_PROTOCOLS: dict[str, type[Protocol]] = {Direct.name: Direct}
 _discovered = False
 
 
-def _takes_index(fn) -> bool:
-    return "index" in inspect.signature(fn).parameters
+# ---------------------------------------------------------------- registration (engine.family calls these)
+
+def add_family(family: Family) -> None:
+    if family.name in _FAMILIES and _FAMILIES[family.name] is not family:
+        raise ValueError(f"family {family.name!r} is declared twice")
+    _FAMILIES[family.name] = family
 
 
-def register_task(pattern: str, description: str = "", answer_distribution=None, rank: int = 0, reader=None,
-                  open_answer: bool = False, **grid):
-    """Register ``fn`` once per combination of ``grid`` values, with id ``pattern.format(**params)``.
+def add_task(task: Task) -> None:
+    owner = _ROOTS.setdefault(task.root, task.family)
+    if owner != task.family:
+        raise ValueError(f"task {task.id!r} of family {task.family!r}: ids under {task.root + '/'!r} belong to {owner!r}")
+    if task.id in _TASKS and _TASKS[task.id].fn is not task.fn:
+        raise ValueError(f"task id {task.id!r} is registered twice")
+    _TASKS[task.id] = task
 
-    ``answer_distribution`` (a dict, or a callable of the params returning one) states the
-    exact distribution of gold answers, from which chance baselines are computed; ``rank``
-    orders a family's tasks in its results table; ``reader(reply, sample) -> Parsed`` reads
-    replies written in the family's own answer format (default: ``evals.parsing``);
-    ``open_answer`` marks free-text answers that a judge grades (no guess can be drawn).
 
-    Example::
-
-        @register_task("shapes/count/{kind}", kind=["circle", "star"])
-        def count(rng, kind): ...
-    """
-    def deco(fn):
-        names = list(grid)
-        for values in itertools.product(*(grid[n] for n in names)):
-            params = dict(zip(names, values))
-            tid = pattern.format(**params)
-            if tid in _TASKS and _TASKS[tid].fn is not fn:
-                raise ValueError(f"task id {tid!r} is registered twice")
-            dist = answer_distribution(**params) if callable(answer_distribution) else answer_distribution
-            _TASKS[tid] = Task(tid, fn, params, description or (fn.__doc__ or "").strip().split("\n")[0],
-                               dist, rank, reader, open_answer)
-        return fn
-    return deco
+def add_protocol(cls: type[Protocol]) -> None:
+    if cls.name in _PROTOCOLS and _PROTOCOLS[cls.name] is not cls:
+        raise ValueError(f"protocol {cls.name!r} is registered twice")
+    _PROTOCOLS[cls.name] = cls
 
 
 def _discover() -> None:
     global _discovered
-    if not _discovered:
-        _discovered = True
-        importlib.import_module("scenes")
+    if _discovered:
+        return
+    _discovered = True
+    package = importlib.import_module(PLUGINS)
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+        if info.ispkg:
+            importlib.import_module(f"{PLUGINS}.{info.name}")
 
+
+# ---------------------------------------------------------------- families and settings
+
+def families() -> list[str]:
+    """Names of the family plug-ins."""
+    _discover()
+    return sorted(_FAMILIES)
+
+
+def get_family(name: str) -> Family:
+    _discover()
+    if name not in _FAMILIES:
+        raise UserError(f"unknown family {name!r}; families: {', '.join(sorted(_FAMILIES))}")
+    return _FAMILIES[name]
+
+
+def check_settings(settings: dict | None) -> dict:
+    """``settings`` (qualified names ``family.setting``) checked: an unknown family or
+    setting is a :class:`UserError` naming what exists. Returns them as a new dict."""
+    _discover()
+    out = dict(settings or {})
+    for key in out:
+        fam, _, name = key.partition(".")
+        if fam not in _FAMILIES or name not in _FAMILIES[fam].settings:
+            known = [f"{f.name}.{s}" for f in _FAMILIES.values() for s in f.settings]
+            raise UserError(f"unknown setting {key!r}; settings: {', '.join(sorted(known)) or 'none'}")
+    return out
+
+
+def run_settings(tasks: list[Task]) -> dict:
+    """The complete settings of ``tasks``' families, qualified (what a run's identity records)."""
+    out = {}
+    for t in tasks:
+        for name, value in (t.settings or {}).items():
+            out[f"{t.family}.{name}"] = value
+    return dict(sorted(out.items()))
+
+
+# ---------------------------------------------------------------- tasks
 
 def list_tasks(pattern: str | None = None) -> list[str]:
     """Sorted ids of the registered tasks matching the glob ``pattern`` (all when ``None``)."""
@@ -113,30 +112,68 @@ def list_tasks(pattern: str | None = None) -> list[str]:
     return ids if pattern is None else [t for t in ids if fnmatch.fnmatchcase(t, pattern)]
 
 
-def get_task(task_id: str) -> Task:
-    """The task with this exact id, or ``UnknownTaskError`` naming close matches."""
+def get_task(task_id: str, settings: dict | None = None) -> Task:
+    """The task with this exact id, bound to its family's settings (``settings`` overrides
+    the defaults), or :class:`UnknownTaskError` naming close matches."""
     _discover()
     if task_id not in _TASKS:
-        family = task_id.split("/", 1)[0]
-        near = [t for t in sorted(_TASKS) if t.startswith(family + "/")][:5]
-        hint = f"; tasks of {family!r} include {', '.join(near)}" if near else f"; families: {', '.join(families())}"
+        root = task_id.split("/", 1)[0]
+        near = [t for t in sorted(_TASKS) if t.startswith(root + "/")][:5]
+        hint = f"; tasks of {root!r} include {', '.join(near)}" if near else f"; families: {', '.join(_roots())}"
         raise UnknownTaskError(f"unknown task {task_id!r}{hint}")
-    return _TASKS[task_id]
+    task = _TASKS[task_id]
+    family = _FAMILIES[task.family]
+    return task.bind(family.resolve_settings(settings or {})) if family.settings else task
 
 
-def families() -> list[str]:
-    _discover()
-    return sorted({t.split("/", 1)[0] for t in _TASKS})
+def task_of(sample) -> Task:
+    """The task that drew ``sample``, under the settings it was drawn with (a protocol that
+    shows other samples of the same task, a training split or an exemplar, uses this)."""
+    task = get_task(sample.task)
+    return task.bind(sample.settings) if sample.settings else task
 
 
-def resolve(pattern: str) -> list[Task]:
-    """Tasks matching ``pattern`` (an exact id or a glob); ``UnknownTaskError`` if none does."""
+def resolve(pattern: str, settings: dict | None = None) -> list[Task]:
+    """Tasks matching ``pattern`` (an exact id or a glob) bound to ``settings``;
+    :class:`UnknownTaskError` if none matches, :class:`UserError` for an unknown setting."""
+    settings = check_settings(settings)
     ids = list_tasks(pattern)
     if not ids:
-        raise UnknownTaskError(f"no registered task matches {pattern!r}; families: {', '.join(families())} "
-                               f"(try 'procvis list' or a pattern such as '{families()[0]}/*')")
-    return [_TASKS[t] for t in ids]
+        raise UnknownTaskError(f"no registered task matches {pattern!r}; families: {', '.join(_roots())} "
+                               f"(try 'procvis list' or a pattern such as '{_roots()[0]}/*')")
+    return [get_task(t, settings) for t in ids]
 
 
-__all__ = ["Task", "register_task", "list_tasks", "get_task", "resolve", "families", "UnknownTaskError",
-           "Draw", "Sample", "Scene"]
+def _roots() -> list[str]:
+    return sorted(_ROOTS)
+
+
+# ---------------------------------------------------------------- protocols
+
+def protocols() -> dict[str, type[Protocol]]:
+    """Every protocol by name: ``direct`` and the families' own."""
+    _discover()
+    return dict(sorted(_PROTOCOLS.items()))
+
+
+def get_protocol(name: str) -> Protocol:
+    """A fresh instance of protocol ``name``, or a :class:`UserError` listing them."""
+    known = protocols()
+    if name not in known:
+        raise UserError(f"--protocol {name!r} is not a protocol; protocols: {', '.join(known)}")
+    return known[name]()
+
+
+def check_fit(protocol: Protocol, tasks: list[Task]) -> None:
+    """A :class:`UserError` when ``protocol`` belongs to another family than one of ``tasks``."""
+    if protocol.family is None:
+        return
+    other = [t for t in tasks if t.family != protocol.family]
+    if other:
+        fits = [n for n, p in protocols().items() if p.family in (None, other[0].family)]
+        raise UserError(f"--protocol {protocol.name!r} is for {protocol.family} tasks, not {other[0].id!r}; "
+                        f"protocols for {other[0].family}: {', '.join(fits)}")
+
+
+__all__ = ["list_tasks", "get_task", "task_of", "resolve", "families", "get_family", "check_settings", "run_settings",
+           "protocols", "get_protocol", "check_fit", "UnknownTaskError"]

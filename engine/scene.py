@@ -17,11 +17,10 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Sequence
 
 import numpy as np
-import torch
 
 from kernels import templates
 from kernels.glyphs import load_atlas
-from kernels.raster import ELLIPSE, GLYPH, POLYGON, POLYLINE, SPRITE
+from kernels.primitives import ELLIPSE, GLYPH, POLYGON, POLYLINE, SPRITE
 
 # Every primitive kind a scene can hold; ``Scene.add(kind, ...)`` dispatches on these names.
 KINDS = ("circle", "ellipse", "triangle", "rectangle", "square", "polygon", "star", "diamond",
@@ -63,7 +62,7 @@ def _point(name: str, p: Sequence[float]) -> tuple[float, float]:
 
 
 class Primitive(NamedTuple):
-    """One primitive, ready for collation (see ``kernels.raster.Primitives`` for fields).
+    """One primitive, ready for collation (see ``kernels.primitives.Primitives`` for fields).
     A tuple, so that a batch of them transposes into columns in one ``zip``."""
 
     kind: str
@@ -87,7 +86,7 @@ class Scene:
 
     background: tuple[int, int, int] | str = (255, 255, 255)
     primitives: list[Primitive] = field(default_factory=list)
-    sprites: list[torch.Tensor] = field(default_factory=list)
+    sprites: list = field(default_factory=list)     # images ``[C,h,w]`` (torch or numpy)
 
     # ---------------------------------------------------------------- generic entry point
     def add(self, kind: str, **params) -> "Scene":
@@ -264,12 +263,13 @@ class Scene:
         atlas = load_atlas()
         return float(sum(atlas.advance[i] for i in atlas.index(str(text)))) * height
 
-    def sprite(self, image: torch.Tensor, center, size, rotation=0.0, alpha=1.0, order=0.0) -> "Scene":
-        """Place an RGBA (or RGB) image ``[C,h,w]`` (uint8, or float in [0,1]) centred at
-        ``center`` spanning ``size = (width, height)``."""
-        img = torch.as_tensor(image)
-        if img.dim() != 3 or img.shape[0] not in (3, 4) or img.shape[1] < 1 or img.shape[2] < 1:
-            raise ValueError(f"sprite image must be [3 or 4, h, w], got shape {tuple(img.shape)}")
+    def sprite(self, image, center, size, rotation=0.0, alpha=1.0, order=0.0) -> "Scene":
+        """Place an RGBA (or RGB) image ``[C,h,w]`` (a torch tensor or numpy array; uint8, or
+        float in [0,1]) centred at ``center`` spanning ``size = (width, height)``. The image is
+        kept as given; collation converts it."""
+        shape = tuple(getattr(image, "shape", ()))
+        if len(shape) != 3 or shape[0] not in (3, 4) or shape[1] < 1 or shape[2] < 1:
+            raise ValueError(f"sprite image must be [3 or 4, h, w], got shape {shape}")
         slot = next((i for i, s in enumerate(self.sprites) if s is image), None)
         if slot is None:
             self.sprites.append(image)

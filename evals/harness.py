@@ -1,8 +1,9 @@
 """``evaluate``: samples -> rendered images -> protocol conversations -> runner -> parsed,
 scored results.
 
-Every turn's reply is cached in ``DIR/cache.jsonl`` keyed by (sample id, runner, protocol,
-turn, image size), so an interrupted run resumes without asking the model again.
+Every turn's reply is cached in ``DIR/cache.jsonl`` keyed by (sample id and task settings,
+runner, protocol, turn, image size), so an interrupted run resumes without asking the model
+again. Each family's section of ``summary.md`` comes from the report it registered.
 ``DIR/results.json`` (one object per sample, scored on the protocol's chosen reply),
 ``DIR/transcripts.jsonl`` (every turn), ``DIR/summary.md`` and ``DIR/accuracy.png`` are
 rewritten at the end.
@@ -14,13 +15,15 @@ import os
 import sys
 from pathlib import Path
 
+from engine.errors import UserError
 from engine.outputs import render_samples
-from engine.registry import get_task, resolve
+from engine.plots import accuracy_bars
+from engine.protocol import Protocol, Request, Runner, Turn
+from engine.registry import check_fit, get_family, get_protocol, get_task, resolve
+from engine.replies import is_correct
+from engine.stats import chance, critical_accuracy, percent
 
-from .baselines import chance, critical_accuracy, percent
-from .parsing import is_correct
-from .protocols import Protocol, Turn, get_protocol
-from .runners import Request, Runner, answer_space
+from .runners import answer_space
 
 
 class _Cache:
@@ -48,8 +51,10 @@ def _converse(samples, protocol: Protocol, runner: Runner, cache: _Cache, size: 
     marked ``shared`` is asked once per batch (and cached once) whoever asks it."""
     def key(i):
         t = convs[i][-1]
-        ident = ["shared", t.shared] if t.shared else [samples[i].id, len(convs[i]) - 1]
-        return json.dumps([*ident, runner.name, protocol.name, size])
+        s = samples[i]
+        ident = ["shared", t.shared] if t.shared else [s.id, len(convs[i]) - 1]
+        settings = [s.settings] if s.settings else []          # another image folder is another sample
+        return json.dumps([*ident, *settings, runner.name, protocol.name, size], sort_keys=True)
 
     images = render_samples(samples, size)
     convs = [[protocol.first(s, ims)] for s, ims in zip(samples, images)]
@@ -71,10 +76,10 @@ def _converse(samples, protocol: Protocol, runner: Runner, cache: _Cache, size: 
                 past = [(t.prompt, t.images, t.reply) for t in turns[:-1]] if turns[-1].history else []
                 reqs.append(Request(id=f"{s.id}#{len(turns) - 1}", task=s.task, images=turns[-1].images,
                                     prompt=turns[-1].prompt, answer_type=s.answer_type, options=s.options,
-                                    gold=turns[-1].gold or s.answer_text, history=past))
+                                    gold=turns[-1].gold or s.reply_text, history=past))
             replies = runner.generate(reqs)
             if len(replies) != len(reqs) or not all(isinstance(r, str) for r in replies):
-                raise ValueError(f"runner {runner.name!r} returned {len(replies)} replies for {len(reqs)} requests "
+                raise UserError(f"runner {runner.name!r} returned {len(replies)} replies for {len(reqs)} requests "
                                  "(expected one string per request)")
             cache.put((key(i), r) for i, r in zip(todo, replies))
         still = []
@@ -90,20 +95,22 @@ def _converse(samples, protocol: Protocol, runner: Runner, cache: _Cache, size: 
 
 
 def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int = 0, batch_size: int = 8,
-             size: int = 224, progress: bool = True, protocol: str = "direct") -> dict:
+             size: int = 224, progress: bool = True, protocol: str = "direct", settings: dict | None = None) -> dict:
     """Run ``runner`` under ``protocol`` on ``count`` samples of every task matching
-    ``pattern``; write the results files under ``out``. Returns the per-task summary."""
+    ``pattern`` (with family ``settings``, e.g. ``{"jigsaw.images": DIR}``); write the
+    results files under ``out``. Returns the per-task summary."""
     if int(count) != count or count <= 0:
-        raise ValueError(f"count={count!r} must be a positive integer")
+        raise UserError(f"count={count!r} must be a positive integer")
     if int(batch_size) != batch_size or batch_size <= 0:
-        raise ValueError(f"batch_size={batch_size!r} must be a positive integer")
+        raise UserError(f"batch_size={batch_size!r} must be a positive integer")
     proto = get_protocol(protocol)
-    tasks = resolve(pattern)
+    tasks = resolve(pattern, settings)
+    check_fit(proto, tasks)
     root = Path(out)
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise ValueError(f"cannot create output directory {str(root)!r}: {e.strerror}") from None
+        raise UserError(f"cannot create output directory {str(root)!r}: {e.strerror}") from None
     cache = _Cache(root / "cache.jsonl")
     bar = None
     if progress:
@@ -118,7 +125,7 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
                 chunk = samples[lo:lo + batch_size]
                 for s, turns in zip(chunk, _converse(chunk, proto, runner, cache, size)):
                     t = turns[proto.scored(turns)]
-                    parsed = proto.parse(t.reply, s)
+                    parsed = proto.parse(t.reply, s, task)
                     results.append({"id": s.id, "task": s.task, "prompt": t.prompt, "reply": t.reply,
                                     "parsed": parsed.value, "correct": is_correct(parsed, s.answer_text, s.answer_type),
                                     "format_error": parsed.format_error, "gold": s.answer_text,
@@ -135,21 +142,24 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
     summary = summarise(results)
     _write(root / "results.json", json.dumps(results, indent=1, ensure_ascii=False) + "\n")
     _write(root / "transcripts.jsonl", "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in transcripts))
-    from .bongard import report as bongard_report
-    from .elvis import report as elvis_report
-    from .kiva import report as kiva_report
-    from .perceptv import report as perceptv_report
-    from .plots import accuracy_bars
-
-    families = "\n".join(part for part in (elvis_report(results, root, runner.name),
-                                            perceptv_report(results, root, runner.name),
-                                            bongard_report(results, root, runner.name),
-                                            kiva_report(results, root, runner.name)) if part)
+    families = "\n".join(part for part in family_sections(results, tasks, root, runner.name) if part)
     _write(root / "summary.md", to_markdown(summary, runner.name, pattern, count, seed, proto.name)
            + "\n![accuracy per task](accuracy.png)\n\nBars: accuracy; grey tick: chance; red tick: p<0.05.\n"
            + ("\n" + families if families else ""))
     accuracy_bars(summary, root / "accuracy.png", f"{runner.name} on {pattern}")
     return summary
+
+
+def family_sections(results: list[dict], tasks, folder: Path, title: str) -> list[str]:
+    """Each family's section of ``summary.md``, from the report it registered, given the
+    results of its own tasks (families in name order)."""
+    family = {t.id: t.family for t in tasks}
+    out = []
+    for name in sorted(set(family.values())):
+        reporter = get_family(name).reporter
+        if reporter is not None:
+            out.append(reporter([r for r in results if family.get(r["task"]) == name], folder, title))
+    return out
 
 
 def _write(path: Path, text: str) -> None:

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import torch
 
-from .runners import Request
+from engine.errors import UserError
+from engine.protocol import Request
 
 
 class HFRunner:
@@ -29,11 +30,11 @@ class HFRunner:
 
         path = Path(path)
         if not (path / "config.json").is_file():
-            raise FileNotFoundError(f"no model checkpoint at {str(path)!r} (expected a folder with config.json)")
+            raise UserError(f"no model checkpoint at {str(path)!r} (expected a folder with config.json)")
         self.processor = AutoProcessor.from_pretrained(str(path))
         tok = getattr(self.processor, "tokenizer", None)
         if tok is None:
-            raise ValueError(f"the processor at {str(path)!r} has no tokenizer")
+            raise UserError(f"the processor at {str(path)!r} has no tokenizer")
         tok.padding_side = "left"       # generation continues every row from its last token
         self.tokenizer = tok
         self.model = AutoModelForImageTextToText.from_pretrained(str(path), dtype=dtype).to(device).eval()

@@ -1,42 +1,21 @@
-"""The request contract between protocols and models, and the baseline runners.
+"""The baseline runners (random, oracle) and ``make_runner``, which turns a ``--model``
+value into a runner.
 
 A runner is anything with ``name`` and ``generate(requests) -> list[str]`` (one reply per
-request, in order). Protocols build requests; runners never see tasks; scoring reads replies.
+request, in order; the contract is :class:`engine.protocol.Runner`). Protocols build
+requests; runners never see tasks; scoring reads replies.
 """
 from __future__ import annotations
 
 import functools
 import hashlib
-from dataclasses import dataclass, field
-from typing import Protocol
+from pathlib import Path
 
 import numpy as np
-import torch
 
+from engine.errors import UserError
+from engine.protocol import Request, Runner
 from engine.registry import get_task
-
-
-@dataclass
-class Request:
-    """One model call: the current user turn (``prompt`` with ``images``, ``[3,H,W]`` uint8
-    tensors in order) after ``history``, the earlier turns of the conversation as
-    ``(prompt, images, reply)`` triples. ``answer_type``/``options`` describe the expected
-    answer; ``gold`` and ``task`` are for the oracle and scoring only."""
-
-    id: str
-    task: str
-    images: list[torch.Tensor]
-    prompt: str
-    answer_type: str
-    options: list[str] | None = None
-    gold: str = field(default="", repr=False)
-    history: list[tuple[str, list[torch.Tensor], str]] = field(default_factory=list)
-
-
-class Runner(Protocol):
-    name: str
-
-    def generate(self, requests: list[Request]) -> list[str]: ...
 
 
 @functools.lru_cache(maxsize=None)
@@ -50,7 +29,7 @@ def answer_space(task_id: str, n: int = 512) -> tuple[tuple[str, float], ...]:
         return tuple((a, p / total) for a, p in task.answer_distribution.items())
     counts: dict[str, int] = {}
     for s in task.samples(2 ** 31 - 1, range(n)):
-        text = s.meta.get("gold_text") or s.answer_text      # written as the family writes answers
+        text = s.reply_text                                   # written as the family writes answers
         counts[text] = counts.get(text, 0) + 1
     return tuple((a, c / n) for a, c in sorted(counts.items()))
 
@@ -94,14 +73,12 @@ def make_runner(model: str, seed: int = 0, device: str = "cpu", batch_size: int 
     if model == "oracle":
         return OracleRunner()
     if model == "vit" or model.startswith("vit:"):
-        from .vit_baseline import ViTRunner
+        from .vit_baseline import ViTRunner      # transformers: only for this runner
 
         return ViTRunner(weights=model[4:] or None, seed=seed, device=device)
-    from pathlib import Path
-
     if (Path(model) / "config.json").is_file():
-        from .hf_runner import HFRunner
+        from .hf_runner import HFRunner          # transformers: only for this runner
 
         return HFRunner(model, device=device, batch_size=batch_size)
-    raise ValueError(f"--model {model!r}: expected random, oracle, vit, vit:WEIGHTS or a folder holding a Hugging Face "
+    raise UserError(f"--model {model!r}: expected random, oracle, vit, vit:WEIGHTS or a folder holding a Hugging Face "
                      "checkpoint (config.json)")

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import torch
 
+from engine.registry import get_task, list_tasks
+
 CHAT_TEMPLATE = (
     "{% for m in messages %}{{ m['role'].upper() }}: {% for c in m['content'] %}"
     "{% if c['type'] == 'image' %}<image>{% else %}{{ c['text'] }}{% endif %}{% endfor %}\n{% endfor %}"
@@ -18,8 +20,6 @@ IMAGE_SIZE, PATCH = 28, 14   # 2x2 patches: 4 image tokens per image
 
 
 def _corpus() -> list[str]:
-    from engine.registry import get_task, list_tasks
-
     texts = ["USER: ASSISTANT: A B C D yes no positive negative [1, 2, 3, 4] Judgment: Error Position: Type:"]
     for t in list_tasks():
         s = get_task(t).sample(0, 0)

@@ -19,7 +19,8 @@ from collections import OrderedDict
 import torch
 import torch.nn.functional as F
 
-from .runners import Request
+from engine.errors import UserError
+from engine.protocol import Request
 
 VIT_B16 = dict(image_size=224, patch_size=16, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
                intermediate_size=3072)
@@ -88,13 +89,13 @@ class ViTRunner:
             m = re.search(r"trained classifier ([0-9a-f]{16})", r.prompt)
             if m:
                 if m.group(1) not in self.trained:
-                    raise ValueError(f"classifier {m.group(1)} is not in memory; the ViT baseline answers only the "
+                    raise UserError(f"classifier {m.group(1)} is not in memory; the ViT baseline answers only the "
                                      "elvis protocol, asked in order")
                 out.append(self.predict(m.group(1), r.images)[0])
             elif r.prompt.startswith("You are an AI reasoning about visual patterns") and len(r.images) % 2 == 0:
                 half = len(r.images) // 2
                 out.append(f"trained classifier {self.train(r.images, [1] * half + [0] * half)}")
             else:
-                raise ValueError(f"request {r.id}: the ViT baseline answers the elvis protocol only "
+                raise UserError(f"request {r.id}: the ViT baseline answers the elvis protocol only "
                                  "(--protocol elvis or elvis-blind)")
         return out

@@ -18,8 +18,9 @@ import string
 from dataclasses import dataclass
 from pathlib import Path
 
-import numba
 import numpy as np
+
+from .errors import SetupError
 
 ATLAS_CELL = 48          # atlas pixels per cell side
 SUPERSAMPLE = 4          # the glyph bitmap is drawn at this multiple of the cell
@@ -66,6 +67,10 @@ class GlyphAtlas:
         return out
 
 
+class MissingFontError(SetupError, FileNotFoundError):
+    """No font file for the glyph atlas."""
+
+
 @functools.lru_cache(maxsize=4)
 def _lookup(charset: str) -> dict[str, int]:
     return {c: i for i, c in enumerate(charset)}
@@ -76,12 +81,12 @@ def find_font() -> str:
     env = os.environ.get("PROCVIS_FONT")
     if env:
         if not Path(env).is_file():
-            raise FileNotFoundError(f"PROCVIS_FONT={env!r} is not a readable font file")
+            raise MissingFontError(f"PROCVIS_FONT={env!r} is not a readable font file")
         return env
     for path in FONT_CANDIDATES:
         if Path(path).is_file():
             return path
-    raise FileNotFoundError(
+    raise MissingFontError(
         "no font for the glyph atlas: install Debian's fonts-dejavu-core (make setup does this) "
         f"or set PROCVIS_FONT to a TrueType file; looked in {', '.join(FONT_CANDIDATES)}")
 
@@ -91,57 +96,11 @@ def cache_dir() -> Path:
     return Path(os.environ.get("PROCVIS_CACHE", Path.home() / ".cache" / "procvis"))
 
 
-@numba.njit(cache=True)
-def _signed_distance(inside: np.ndarray, cell: int, ss: int, spread: float) -> np.ndarray:
-    # Brute force over boundary pixels of the supersampled bitmap: for each atlas sample,
-    # distance to the nearest pixel centre of the opposite state, minus half a pixel.
-    n = inside.shape[0]
-    by = np.empty(n * n, np.int64)
-    bx = np.empty(n * n, np.int64)
-    bi = np.empty(n * n, np.bool_)
-    m = 0
-    for y in range(n):
-        for x in range(n):
-            v = inside[y, x]
-            edge = False
-            if y > 0 and inside[y - 1, x] != v:
-                edge = True
-            elif y < n - 1 and inside[y + 1, x] != v:
-                edge = True
-            elif x > 0 and inside[y, x - 1] != v:
-                edge = True
-            elif x < n - 1 and inside[y, x + 1] != v:
-                edge = True
-            if edge:
-                by[m] = y
-                bx[m] = x
-                bi[m] = v
-                m += 1
-    out = np.empty((cell, cell), np.float32)
-    for i in range(cell):
-        for j in range(cell):
-            sy = (i + 0.5) * ss - 0.5
-            sx = (j + 0.5) * ss - 0.5
-            iy = min(max(int(round(sy)), 0), n - 1)
-            ix = min(max(int(round(sx)), 0), n - 1)
-            me = inside[iy, ix]
-            best = 1e30
-            for k in range(m):
-                if bi[k] != me:
-                    dy = by[k] - sy
-                    dx = bx[k] - sx
-                    d2 = dx * dx + dy * dy
-                    if d2 < best:
-                        best = d2
-            d = (np.sqrt(best) - 0.5 * ss) / ss if best < 1e29 else spread
-            d = min(max(d, 0.0), spread)
-            out[i, j] = -d if me else d
-    return out
-
-
 def build_atlas(font_path: str, charset: str = CHARSET) -> GlyphAtlas:
     """Draw every character of ``charset`` with ``font_path`` and compute its distance field."""
     from PIL import Image, ImageDraw, ImageFont
+
+    from .glyph_sdf import signed_distance   # numba: compiled only when an atlas is built
 
     hi = ATLAS_CELL * SUPERSAMPLE
     size = 64
@@ -158,7 +117,7 @@ def build_atlas(font_path: str, charset: str = CHARSET) -> GlyphAtlas:
         img = Image.new("L", (hi, hi), 0)
         ImageDraw.Draw(img).text(((hi - adv) / 2, top), ch, font=font, fill=255)
         inside = np.asarray(img) >= 128
-        sdf[g] = _signed_distance(inside, ATLAS_CELL, SUPERSAMPLE, SPREAD)
+        sdf[g] = signed_distance(inside, ATLAS_CELL, SUPERSAMPLE, SPREAD)
         advance[g] = adv / hi
     return GlyphAtlas(sdf=sdf, advance=advance, charset=charset, font=font_path)
 

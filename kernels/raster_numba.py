@@ -11,7 +11,7 @@ import threading
 import numba
 import numpy as np
 
-from .raster import ELLIPSE, GLYPH, POLYGON, POLYLINE, Prepared, Primitives
+from .primitives import ELLIPSE, GLYPH, POLYGON, POLYLINE, Prepared, Primitives
 
 # The work-queue layer survives fork() (DataLoader workers, process pools), unlike a GNU
 # OpenMP one, but must not be entered from two threads at once: calls hold a lock.

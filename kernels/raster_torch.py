@@ -11,7 +11,8 @@ import math
 
 import torch
 
-from .raster import ELLIPSE, GLYPH, POLYGON, POLYLINE, SPRITE, Prepared, world_vertices
+from .primitives import ELLIPSE, GLYPH, POLYGON, POLYLINE, SPRITE, Prepared
+from .raster import world_vertices
 
 TILE = 16
 ENTRY_BUDGET = 1 << 14          # (tile, primitive) entries evaluated at once

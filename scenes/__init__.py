@@ -1,2 +1,3 @@
-"""Benchmark families. Importing this package registers every family's tasks."""
-from . import bongard, elvis, jigsaw, kiva, perceptv, shapes  # noqa: F401
+"""Benchmark families. Each sub-package is a plug-in that ``engine.registry`` finds and
+imports: it declares an ``engine.family.Family`` and registers its tasks, reader, protocols
+and report section on it."""

@@ -3,7 +3,7 @@ checks that the shares are disjoint and together cover the bounded stream."""
 import torch.distributed as dist
 from torch.utils.data import DataLoader
 
-from engine.stream import stream
+from engine.streams import stream
 
 COUNT = 29
 

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from evals.baselines import chance, critical_accuracy, critical_count, upper_tail
+from engine.stats import chance, critical_accuracy, critical_count, upper_tail
 
 
 def test_chance_follows_the_answer_distribution():

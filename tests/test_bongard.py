@@ -9,7 +9,7 @@ import torch
 
 from engine.placement import PlacementError
 from engine.registry import get_task, list_tasks
-from engine.render import render
+from engine.rendering import render
 from engine.rng import sample_rng
 from scenes.bongard import CATEGORIES, CONCEPTS, collage, collage_pixels, judge
 from scenes.bongard.tasks import collage_from_folders
@@ -167,7 +167,7 @@ def test_no_concept_is_solved_by_a_global_image_statistic(tid):
 def test_collage_layout_and_sizes():
     c = CONCEPTS["bongard/classic/shape/triangles_vs_quadrilaterals"]
     s = get_task(c.task_id).sample(0, 0)
-    assert len(s.panels) == 15 and s.meta["prompt_panels"] == [0]
+    assert len(s.panels) == 15 and s.prompt_panels == [0]
     for panel_px in (32, 100):
         H, W = collage_pixels(panel_px)
         img = render([s.panels[0]], (H, W))[0]

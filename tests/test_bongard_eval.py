@@ -5,9 +5,8 @@ import json
 import pytest
 
 from engine.registry import get_task
-from evals.bongard import STRATEGIES, judge_agreement, judge_prompt, model_judge
 from evals.harness import evaluate
-from scenes.bongard import CONCEPTS, judge
+from scenes.bongard import CONCEPTS, STRATEGIES, judge, judge_agreement, judge_prompt, model_judge
 from tests.runners import Recorder
 
 TASK = "bongard/classic/number/three_vs_five"

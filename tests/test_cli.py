@@ -48,6 +48,16 @@ BAD = [
     (["generate", "elvis/proximty/*", "--out", "{tmp}/o"], "no registered task matches 'elvis/proximty/*'"),
     (["preview", "shapes/*", "--out", "{tmp}/x.png", "--count", "-1"], "--count must be a positive integer"),
     (["render", "{tmp}/bad.json", "--out", "{tmp}/b.png"], "unknown primitive kind 'blob'; allowed: circle"),
+    (["generate", "shapes/*", "--out", "{tmp}/o", "--size", "64x128"], "--size '64x128': give one number of pixels N"),
+    (["generate", "jigsaw/*", "--out", "{tmp}/o", "--set", "jigsaw.images={tmp}/nowhere"],
+     "image folder '{tmp}/nowhere' does not exist"),
+    (["generate", "shapes/*", "--out", "{tmp}/o", "--set", "jigsaw.colour=red"], "unknown setting 'jigsaw.colour'"),
+    (["preview", "shapes/*", "--out", "{tmp}/x.png", "--set", "nonsense"], "expected FAMILY.SETTING=VALUE"),
+    (["eval", "shapes/*", "--model", "oracle", "--protocol", "elvis", "--out", "{tmp}/o"],
+     "--protocol 'elvis' is for elvis tasks, not 'shapes/colours'; protocols for shapes: direct"),
+    (["eval", "shapes/*", "--model", "oracle", "--protocol", "nope", "--out", "{tmp}/o"],
+     "--protocol 'nope' is not a protocol; protocols: bongard-contrastive-direct"),
+    (["bench", "nope"], "argument NAME: invalid choice: 'nope'"),
 ]
 
 
@@ -58,6 +68,58 @@ def test_bad_input_is_one_line_exit_2_and_harmless(tmp_path, args, message):
     r = _run(*[a.format(tmp=tmp_path) for a in args])
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("procvis: error:") and message in lines[0], r.stderr
+    assert len(lines) == 1 and lines[0].startswith("procvis: error:") and message.format(tmp=tmp_path) in lines[0], \
+        r.stderr
     assert (tmp_path / "file").read_text() == "precious"
     assert not (tmp_path / "o").exists() and not (tmp_path / "x.png").exists()
+
+
+def test_render_honours_height_by_width(tmp_path):
+    scene = {"background": [255, 255, 255], "primitives": [{"kind": "circle", "center": [0.5, 0.25], "radius": 0.2,
+                                                           "color": [0, 0, 255]}]}
+    (tmp_path / "s.json").write_text(json.dumps(scene))
+    assert main(["render", str(tmp_path / "s.json"), "--out", str(tmp_path / "s.png"), "--size", "64x128"]) == 0
+    img = Image.open(tmp_path / "s.png")
+    assert img.size == (128, 64) and img.getpixel((64, 32)) == (0, 0, 255)     # width 128, height 64
+
+
+@pytest.mark.parametrize("args", [["--help"], ["list", "elvis/*"], ["eval", "--help"], ["generate", "--help"],
+                                  ["families"]])
+def test_parsing_and_listing_load_no_torch(args):
+    code = ("import sys\nfrom engine.cli import main\ntry:\n    main(" + repr(args) + ")\nexcept SystemExit:\n    pass\n"
+            "print('TORCH' if 'torch._C' in sys.modules else 'LIGHT')")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert r.returncode == 0, r.stderr[-800:]
+    assert r.stdout.strip().splitlines()[-1] == "LIGHT"
+
+
+def test_help_shows_every_default_and_lists_the_protocols():
+    import argparse
+
+    from engine.cli import _Formatter, build_parser
+
+    r = _run("eval", "--help")
+    assert r.returncode == 0
+    assert "--count COUNT         samples per task (default: 10)" in r.stdout
+    for name in ("direct", "elvis-blind", "perceptv-1shot", "kiva-stitched", "bongard-contrastive-iterative"):
+        assert any(line.split()[:1] == [name] and len(line.split()) > 3 for line in r.stdout.splitlines()), name
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(sub.choices) >= {"list", "families", "generate", "preview", "render", "demo", "baselines", "eval",
+                                "tiny-model", "bench"}
+    for command, parser in sub.choices.items():
+        for action in parser._actions:
+            if not action.option_strings or action.dest == "help":
+                continue
+            text = _Formatter(command)._get_help_string(action)
+            assert action.help and ("(default: " in text or text.endswith("(required)")), (command, action.dest, text)
+
+
+def test_internal_errors_keep_their_traceback(monkeypatch, capsys):
+    import engine.registry
+
+    def broken(pattern=None):
+        raise ValueError("a bug, not a user error")
+
+    monkeypatch.setattr(engine.registry, "list_tasks", broken)
+    with pytest.raises(ValueError, match="a bug"):
+        main(["list"])

@@ -9,7 +9,7 @@ import torch
 
 from tests.elvis_checks import attribute_failures, principle_holds
 from engine.registry import get_task, list_tasks
-from engine.render import render
+from engine.rendering import render
 from engine.scene import Scene
 from scenes.elvis import CATEGORIES, Factors, enumerate_factors, negative_kind, split_indices
 

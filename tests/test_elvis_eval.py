@@ -4,9 +4,9 @@ import json
 import pytest
 
 from engine.registry import list_tasks
-from evals.elvis import f1_curve, grouped, induction_prompt, parse_label, task_metrics
 from evals.harness import evaluate
 from evals.runners import OracleRunner, RandomRunner
+from scenes.elvis import f1_curve, grouped, induction_prompt, parse_label, task_metrics
 from tests.runners import Recorder
 
 TASKS = "elvis/closure/feature_square/*"

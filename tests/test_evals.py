@@ -5,13 +5,14 @@ import sys
 
 import pytest
 
+import engine.registry
+from engine.protocol import Protocol, Request, Turn
 from engine.registry import get_task, list_tasks
+from engine.replies import is_correct, parse_reply
 from evals.harness import evaluate
-from evals.parsing import is_correct, parse_reply
-from evals.runners import OracleRunner, RandomRunner, Request, answer_space
-from scenes.jigsaw import GeneratedSource, use_source
+from evals.runners import OracleRunner, RandomRunner, answer_space
 from scenes.jigsaw.tasks import ANOMALY_OPTIONS
-from tests.selection import family_pattern, representatives
+from tests.selection import SMALL_IMAGES, family_pattern, representatives
 
 LETTERS = list("ABCD")
 
@@ -50,23 +51,14 @@ def test_three_line_and_list_replies():
 def test_every_gold_answer_parses_strictly_to_itself(task_id):
     task = get_task(task_id)
     for s in task.samples(0, range(0, 200, 37)):
-        if task.reader:                              # the family's own answer format
-            p = task.reader(s.meta["gold_text"], s)
-        else:
-            p = parse_reply(s.answer_text, s.answer_type, s.options)
+        p = task.read(s.reply_text, s)               # written in the family's own answer format
         assert p.strict and is_correct(p, s.answer_text, s.answer_type)
 
 
-@pytest.fixture
-def small_images():
-    use_source(GeneratedSource(n=30, size=96))
-    yield
-    use_source(None)
-
-
 @pytest.mark.parametrize("family", sorted({t.split("/")[0] for t in list_tasks()}))
-def test_oracle_scores_100_percent_on_every_family(tmp_path, small_images, family):
-    rows = evaluate(family_pattern(family), OracleRunner(), str(tmp_path), count=3, size=48, progress=False)
+def test_oracle_scores_100_percent_on_every_family(tmp_path, family):
+    rows = evaluate(family_pattern(family), OracleRunner(), str(tmp_path), count=3, size=48, progress=False,
+                    settings=SMALL_IMAGES)
     assert set(rows) == set(list_tasks(family_pattern(family))) and all(r["accuracy"] == 1.0 for r in rows.values())
     results = json.loads((tmp_path / "results.json").read_text())
     assert set(results[0]) >= {"id", "task", "prompt", "reply", "parsed", "correct", "format_error"}
@@ -74,8 +66,9 @@ def test_oracle_scores_100_percent_on_every_family(tmp_path, small_images, famil
 
 
 @pytest.mark.parametrize("family", sorted({t.split("/")[0] for t in list_tasks()}))
-def test_random_scores_near_the_computed_chance_on_every_family(tmp_path, small_images, family):
-    rows = evaluate(family_pattern(family), RandomRunner(3), str(tmp_path), count=120, size=24, batch_size=60, progress=False)
+def test_random_scores_near_the_computed_chance_on_every_family(tmp_path, family):
+    rows = evaluate(family_pattern(family), RandomRunner(3), str(tmp_path), count=120, size=24, batch_size=60,
+                    progress=False, settings=SMALL_IMAGES)
     acc = sum(r["accuracy"] for r in rows.values()) / len(rows)
     ch = sum(r["chance"] for r in rows.values()) / len(rows)
     sd = (sum(r["chance"] * (1 - r["chance"]) / r["n"] for r in rows.values())) ** 0.5 / len(rows)
@@ -110,6 +103,16 @@ def test_interrupted_runs_resume_from_the_cache(tmp_path):
     assert (tmp_path / "results.json").read_text() == before
 
 
+def test_the_cache_keeps_samples_of_other_settings_apart(tmp_path):
+    small = {"jigsaw.images": "generated:12", "jigsaw.image_size": 48}
+    first, again, other = Counting(), Counting(), Counting()
+    evaluate("jigsaw/connection", first, str(tmp_path), count=3, size=24, progress=False, settings=small)
+    evaluate("jigsaw/connection", again, str(tmp_path), count=3, size=24, progress=False, settings=small)
+    evaluate("jigsaw/connection", other, str(tmp_path), count=3, size=24, progress=False,
+             settings={**small, "jigsaw.image_size": 96})
+    assert (first.calls, again.calls, other.calls) == (3, 0, 3)
+
+
 def test_wrong_runner_output_is_a_clear_error(tmp_path):
     class Broken:
         name = "broken"
@@ -134,9 +137,7 @@ def test_eval_cli_rejects_unknown_models_in_one_line(tmp_path):
     assert not (tmp_path / "e").exists()
 
 
-def test_multi_turn_protocols_keep_history_and_transcripts(tmp_path):
-    from evals.protocols import PROTOCOLS, Protocol, Turn
-
+def test_multi_turn_protocols_keep_history_and_transcripts(tmp_path, monkeypatch):
     class TwoStep(Protocol):
         name = "two-step"
 
@@ -156,12 +157,9 @@ def test_multi_turn_protocols_keep_history_and_transcripts(tmp_path):
             self.seen += [(len(r.history), len(r.images)) for r in requests]
             return [r.gold if r.history else "a picture" for r in requests]
 
-    PROTOCOLS["two-step"] = TwoStep
-    try:
-        runner = Echo()
-        rows = evaluate("shapes/same_shape", runner, str(tmp_path), count=3, size=24, progress=False, protocol="two-step")
-    finally:
-        del PROTOCOLS["two-step"]
+    monkeypatch.setitem(engine.registry._PROTOCOLS, "two-step", TwoStep)
+    runner = Echo()
+    rows = evaluate("shapes/same_shape", runner, str(tmp_path), count=3, size=24, progress=False, protocol="two-step")
     assert rows["shapes/same_shape"]["accuracy"] == 1.0
     assert sorted(runner.seen) == [(0, 2)] * 3 + [(1, 0)] * 3      # round 1 with both panels, round 2 with history
     lines = (tmp_path / "transcripts.jsonl").read_text().splitlines()

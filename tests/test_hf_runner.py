@@ -6,12 +6,14 @@ import sys
 import pytest
 
 from engine.outputs import render_samples
+from engine.errors import UserError
+from engine.protocol import Request
 from engine.registry import get_task
 from evals.harness import evaluate
 from evals.hf_runner import HFRunner
-from evals.runners import Request, make_runner
+from evals.runners import make_runner
 from evals.tiny_model import build_tiny_model
-from scenes.jigsaw import GeneratedSource, use_source
+from tests.selection import SMALL_IMAGES
 
 
 @pytest.fixture(scope="module")
@@ -20,17 +22,13 @@ def tiny(tmp_path_factory):
 
 
 def _requests(ids_counts, size=32):
-    use_source(GeneratedSource(n=12, size=96))
-    try:
-        reqs = []
-        for task_id, n in ids_counts:
-            samples = get_task(task_id).samples(0, range(n))
-            for s, imgs in zip(samples, render_samples(samples, size)):
-                reqs.append(Request(id=s.id, task=s.task, images=imgs, prompt=s.question, answer_type=s.answer_type,
-                                    options=s.options, gold=s.answer_text))
-        return reqs
-    finally:
-        use_source(None)
+    reqs = []
+    for task_id, n in ids_counts:
+        samples = get_task(task_id, SMALL_IMAGES).samples(0, range(n))
+        for s, imgs in zip(samples, render_samples(samples, size)):
+            reqs.append(Request(id=s.id, task=s.task, images=imgs, prompt=s.question, answer_type=s.answer_type,
+                                options=s.options, gold=s.answer_text))
+    return reqs
 
 
 def test_replies_do_not_depend_on_the_batch_size(tiny):
@@ -57,7 +55,7 @@ def test_tiny_model_cli_writes_a_loadable_checkpoint(tmp_path):
     assert r.returncode == 0, r.stderr[-500:]
     runner = HFRunner(tmp_path / "m")
     assert len(runner.generate(_requests([("shapes/read_text", 1)]))) == 1
-    with pytest.raises(FileNotFoundError, match="no model checkpoint"):
+    with pytest.raises(UserError, match="no model checkpoint"):
         HFRunner(tmp_path / "nothing")
 
 

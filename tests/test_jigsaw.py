@@ -10,19 +10,19 @@ from PIL import Image
 
 import scenes.jigsaw.tasks as J
 from engine.cli import main
+from engine.errors import UserError
 from engine.registry import get_task, list_tasks
 from kernels import tiles as T
-from scenes.jigsaw import FolderSource, GeneratedSource, HFSource, SourceError, use_source
-from scenes.jigsaw.features import colour_dct
+from kernels.images import colour_dct
+from scenes.jigsaw.sources import FolderSource, HFSource, SourceError, source_for
 
 TASKS = list_tasks("jigsaw/*")
+SMALL = {"jigsaw.images": "generated:12", "jigsaw.image_size": 96}
 
 
 @pytest.fixture
 def small_source():
-    use_source(GeneratedSource(n=12, size=96))
-    yield J.source()
-    use_source(None)
+    return source_for("generated:12", 96)
 
 
 def _img(panel) -> torch.Tensor:
@@ -74,13 +74,13 @@ def _derive(s, src) -> str:
 
 @pytest.mark.parametrize("task_id", TASKS)
 def test_answers_follow_from_the_pixels(task_id, small_source):
-    for s in get_task(task_id).samples(3, range(40)):
+    for s in get_task(task_id, SMALL).samples(3, range(40)):
         assert _derive(s, small_source) == s.answer_text
 
 
 @pytest.mark.parametrize("task_id", TASKS)
-def test_declared_answer_distribution_matches_the_generator(task_id, small_source):
-    task = get_task(task_id)
+def test_declared_answer_distribution_matches_the_generator(task_id):
+    task = get_task(task_id, SMALL)
     n = 600
     counts = collections.Counter(s.answer_text for s in task.samples(5, range(n)))
     dist = task.answer_distribution
@@ -91,20 +91,17 @@ def test_declared_answer_distribution_matches_the_generator(task_id, small_sourc
 
 
 def test_hard_distractors_look_more_like_the_missing_piece():
-    use_source(GeneratedSource(n=80, size=96))
-    try:
-        sims = {}
-        for level in ("easy", "hard"):
-            vals = []
-            for s in get_task(f"jigsaw/missing_piece/{level}").samples(0, range(30)):
-                pieces = torch.stack([_img(p) for p in s.panels[1:]])
-                feats = colour_dct(pieces)
-                k = "ABCD".index(s.answer)
-                vals += [float(feats[j] @ feats[k]) for j in range(4) if j != k]
-            sims[level] = np.mean(vals)
-        assert sims["hard"] > sims["easy"] + 0.05, sims
-    finally:
-        use_source(None)
+    sims = {}
+    for level in ("easy", "hard"):
+        vals = []
+        task = get_task(f"jigsaw/missing_piece/{level}", {"jigsaw.images": "generated:80", "jigsaw.image_size": 96})
+        for s in task.samples(0, range(30)):
+            pieces = torch.stack([_img(p) for p in s.panels[1:]])
+            feats = colour_dct(pieces)
+            k = "ABCD".index(s.answer)
+            vals += [float(feats[j] @ feats[k]) for j in range(4) if j != k]
+        sims[level] = np.mean(vals)
+    assert sims["hard"] > sims["easy"] + 0.05, sims
 
 
 def test_baselines_print_the_published_rows(capsys):
@@ -171,7 +168,7 @@ def test_local_hugging_face_dataset_source(tmp_path):
 def test_hard_distractors_from_a_local_clip_style_checkpoint(tmp_path):
     from transformers import CLIPConfig, CLIPModel
 
-    from scenes.jigsaw import ModelFeatures, use_features
+    from scenes.jigsaw.features import ModelFeatures
 
     torch.manual_seed(0)
     cfg = CLIPConfig(text_config=dict(hidden_size=32, intermediate_size=37, num_attention_heads=4, num_hidden_layers=1,
@@ -184,23 +181,20 @@ def test_hard_distractors_from_a_local_clip_style_checkpoint(tmp_path):
     f = emb(x)
     assert f.shape == (5, 16) and torch.allclose(f.norm(dim=1), torch.ones(5), atol=1e-5)
     assert torch.allclose(emb(x[:2]), f[:2], atol=1e-5)             # batch invariant
-    use_source(GeneratedSource(n=10, size=96))
-    use_features(emb)
-    try:
-        s = get_task("jigsaw/missing_piece/hard").sample(0, 0)
-        assert len(s.meta["distractor_images"]) == 3 and s.meta["image"] not in s.meta["distractor_images"]
-    finally:
-        use_features(None)
-        use_source(None)
-    with pytest.raises(FileNotFoundError, match="no model checkpoint"):
+    settings = {"jigsaw.images": "generated:10", "jigsaw.image_size": 96, "jigsaw.embedder": str(tmp_path / "clip")}
+    s = get_task("jigsaw/missing_piece/hard", settings).sample(0, 0)
+    assert len(s.meta["distractor_images"]) == 3 and s.meta["image"] not in s.meta["distractor_images"]
+    assert s.settings["embedder"] == str(tmp_path / "clip")                 # recorded with the sample
+    with pytest.raises(UserError, match="no model checkpoint"):
         ModelFeatures(tmp_path / "missing")
+    with pytest.raises(UserError, match="jigsaw.embedder=.*no model checkpoint"):
+        get_task("jigsaw/missing_piece/hard", {"jigsaw.embedder": str(tmp_path / "missing")})
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("task_id", TASKS)
 def test_answers_follow_from_the_pixels_on_the_default_images(task_id):
-    use_source(None)
-    src = J.source()
+    src = source_for("generated", 384)
     for seed in (0, 1):
         for s in get_task(task_id).samples(seed, range(0, 1100, 11)):
             assert _derive(s, src) == s.answer_text

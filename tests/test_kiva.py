@@ -3,9 +3,12 @@ sprite cache, clear errors, and the batched transforms."""
 import pytest
 import torch
 
-from scenes.kiva import OBJECTS, HeadlessGLError, load_mesh_folder, render_parts, sprite
-from scenes.kiva import transforms as T
-from scenes.kiva.objects import build
+from engine.errors import UserError
+from kernels import sprites as T
+from kernels.mesh_render import HeadlessGLError, render_parts
+from scenes.kiva import OBJECTS, build, load_mesh_folder
+from scenes.kiva.trials import tint
+from scenes.kiva.views import sprite
 from tests.runners import Recorder
 
 
@@ -42,13 +45,13 @@ def test_sprites_are_cached_on_disk_and_identical(cache):
 def test_missing_headless_gl_names_the_library(monkeypatch):
     import ctypes.util
 
-    from scenes.kiva import render3d
+    from kernels import mesh_render
 
-    render3d._renderer_module.cache_clear()
+    mesh_render._renderer_module.cache_clear()
     monkeypatch.setattr(ctypes.util, "find_library", lambda name: None if name == "EGL" else "lib" + name)
     with pytest.raises(HeadlessGLError, match="libEGL.*apt-get install libegl1"):
-        render3d._renderer_module()
-    render3d._renderer_module.cache_clear()
+        mesh_render._renderer_module()
+    mesh_render._renderer_module.cache_clear()
 
 
 def test_user_mesh_folders(tmp_path):
@@ -60,7 +63,7 @@ def test_user_mesh_folders(tmp_path):
     assert list(objs) == ["wedge"]
     assert (render_parts(objs["wedge"], "front", 48)[3] > 0).any()
     (tmp_path / "empty").mkdir()
-    with pytest.raises(ValueError, match="no readable mesh"):
+    with pytest.raises(UserError, match="no readable mesh"):
         load_mesh_folder(tmp_path / "empty")
 
 
@@ -70,7 +73,7 @@ def _sprites():
 
 def test_recolour_follows_the_blend_rule():
     s = _sprites()
-    out = T.recolour(s, "red")
+    out = T.recolour(s, (255, 0, 0))
     vis = s[:, 3] > 0
     expect = (s[:, :3].int() + torch.tensor([255, 0, 0]).view(1, 3, 1, 1)) // 2
     assert torch.equal(out[:, :3].int()[vis.unsqueeze(1).expand(-1, 3, -1, -1)],
@@ -123,7 +126,7 @@ def test_copies_lay_out_n_objects():
 
 def test_transforms_are_batch_invariant():
     s = _sprites()
-    for fn in (lambda x: T.recolour(x, "blue"), lambda x: T.rotate(x, 45), lambda x: T.scale(x, 0.5, 2.0)):
+    for fn in (lambda x: T.recolour(x, (0, 0, 255)), lambda x: T.rotate(x, 45), lambda x: T.scale(x, 0.5, 2.0)):
         together = fn(s)
         alone = torch.cat([fn(s[i:i + 1]) for i in range(len(s))])
         assert torch.equal(together, alone)
@@ -151,7 +154,7 @@ def _expected(s, test_in=None):
     base = sprite(m["objects"][1], "front", 128)[None]
     d, p = m["domain"], m["parameter"]
     if d == "colour":
-        return T.recolour(T.recolour(base, m["start"]), p)[0]
+        return tint(tint(base, m["start"]), p)[0]
     if d == "size":
         return T.scale(T.scale(base, 0.45), 2.0 if p == "x2" else 0.5)[0]
     if d == "number":
@@ -249,7 +252,7 @@ def _adult_expected(s, test_in):
     d, p = m["domain"], m["parameter"]
     x = test_in[None]
     if d == "colour":
-        return T.recolour(x, p)[0]
+        return tint(x, p)[0]
     if d == "size":
         return _size(x, p)[0]
     if d == "number":
@@ -285,10 +288,10 @@ def _chain_expected(s, test_in=None):
     m = s.meta
     x = T.scale(sprite(m["objects"][1], "front", 128)[None], 0.45)
     if m["start"]:
-        x = T.recolour(x, m["start"])
+        x = tint(x, m["start"])
     for d, p in zip(m["domains"], m["parameters"]):
         if d == "colour":
-            x = T.recolour(x, p)
+            x = tint(x, p)
         elif d == "size":
             x = T.scale(x, 2.0 if p == "x2" else 0.5)
         elif d == "rotation":

@@ -10,7 +10,8 @@ from pathlib import Path
 import datasets
 import pytest
 
-from engine.outputs import OutputError, generate, verify
+from engine.errors import OutputError
+from engine.outputs import _sha256, generate, verify
 
 PATTERN = "shapes/*"
 
@@ -74,6 +75,53 @@ def test_other_settings_in_the_same_folder_are_refused_and_nothing_is_touched(tm
     with pytest.raises(ValueError, match="no registered task matches"):
         generate("nothing/*", str(out), seed=1, count=2, size=24, progress=False)
     assert _files(out) == before
+
+
+JIGSAW = "jigsaw/connection"
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "imagefolder"])
+def test_family_settings_are_the_runs_identity(tmp_path, monkeypatch, fmt):
+    """Another image folder for the same command is refused, and the settings are written in
+    run.json, the manifest, the dataset card and every row."""
+    out = tmp_path / "d"
+    small = {"jigsaw.images": "generated:12", "jigsaw.image_size": 48}
+    m = generate(JIGSAW, str(out), count=3, size=24, fmt=fmt, progress=False, settings=small)
+    assert m["config"]["settings"] == {"jigsaw.embedder": "", "jigsaw.image_size": 48, "jigsaw.images": "generated:12"}
+    assert json.loads((out / "run.json").read_text())["settings"] == m["config"]["settings"]
+    assert "--set jigsaw.images=generated:12" in (out / "README.md").read_text()
+    ds = datasets.load_dataset(str(out), split="train", cache_dir=str(tmp_path / "cache"))
+    assert all(json.loads(r["meta"])["settings"]["images"] == "generated:12" for r in ds)
+    before = _files(out)
+    with pytest.raises(OutputError, match="settings: .*'jigsaw.images': 'generated:12'.* there, .*'generated:20'"):
+        generate(JIGSAW, str(out), count=3, size=24, fmt=fmt, progress=False,
+                 settings={**small, "jigsaw.images": "generated:20"})
+    monkeypatch.setenv("PROCVIS_JIGSAW_IMAGES", "generated:20")     # the environment is a setting too
+    with pytest.raises(OutputError, match="other settings"):
+        generate(JIGSAW, str(out), count=3, size=24, fmt=fmt, progress=False, settings={"jigsaw.image_size": 48})
+    assert _files(out) == before
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "imagefolder"])
+def test_verify_finds_a_folder_mixed_from_two_image_sources(tmp_path, fmt):
+    """Shards written under other settings are found from their rows, even when the manifest's
+    checksums were rewritten over them (what a resume with another folder used to do)."""
+    a, b = tmp_path / "a", tmp_path / "b"
+    for out, n in ((a, 12), (b, 20)):
+        generate(JIGSAW, str(out), count=4, size=24, shard_size=2, fmt=fmt, progress=False,
+                 settings={"jigsaw.images": f"generated:{n}", "jigsaw.image_size": 48})
+    assert verify(str(a)) == [] and verify(str(b)) == []
+    shard = "data/jigsaw__connection/shard-00001.parquet" if fmt == "parquet" else \
+        "images/jigsaw__connection/shard-00001"
+    import shutil
+
+    shutil.rmtree(a / shard) if (a / shard).is_dir() else (a / shard).unlink()
+    shutil.copytree(b / shard, a / shard) if (b / shard).is_dir() else shutil.copy(b / shard, a / shard)
+    manifest = json.loads((a / "manifest.json").read_text())
+    manifest["files"] = {f: _sha256(a / f) for f in manifest["files"]}
+    (a / "manifest.json").write_text(json.dumps(manifest))
+    bad = verify(str(a))
+    assert bad == [shard if fmt == "parquet" else shard + "/metadata.jsonl"]
 
 
 def test_unwritable_output_is_a_clear_error(tmp_path):

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from engine.registry import get_task, list_tasks
-from engine.render import render
+from engine.rendering import render
 from scenes.perceptv import DOMAINS, make, size_instance
 from scenes.perceptv.common import PALETTE
 from scenes.perceptv.prompts import PROMPTS, SUFFIX

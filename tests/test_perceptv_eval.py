@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 
 from engine.registry import get_task, list_tasks
 from evals.harness import evaluate
-from evals.perceptv import rows, tables
-from scenes.perceptv import DOMAINS
+from scenes.perceptv import DOMAINS, rows, tables
 from tests.runners import Recorder
 
 
@@ -77,7 +76,7 @@ def test_readers_never_crash_on_model_like_replies(reply, name):
 def test_gold_after_reasoning_text_is_still_read(noise, name):
     for s in SAMPLES[name]:
         reader = get_task(s.task).reader
-        p = reader(noise.replace("\n", " ") + "\n" + s.meta["gold_text"], s)
+        p = reader(noise.replace("\n", " ") + "\n" + s.reply_text, s)
         assert p.value == s.answer_text
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import torch
 
 from engine.outputs import render_samples
-from engine.registry import get_task, list_tasks, register_task
+from engine.registry import get_task, list_tasks
 from engine.rng import sample_key, sample_rng
 
 
@@ -46,20 +46,3 @@ def test_render_batch_size_does_not_change_pixels():
     one = render_samples(samples, 64, batch_panels=1)
     many = render_samples(samples, 64, batch_panels=64)
     assert all(torch.equal(a, b) for x, y in zip(one, many) for a, b in zip(x, y))
-
-
-def test_registry_expands_parameters_into_stable_ids():
-    from engine.sample import Draw
-    from engine.scene import Scene
-
-    @register_task("testonly/grid/{a}/{b}", a=[1, 2], b=["x", "y"])
-    def _t(rng, a, b):
-        return Draw(Scene(), f"{a}{b}?", f"{a}{b}", "single")
-
-    assert list_tasks("testonly/grid/*") == ["testonly/grid/1/x", "testonly/grid/1/y",
-                                             "testonly/grid/2/x", "testonly/grid/2/y"]
-    assert get_task("testonly/grid/2/y").sample(0, 0).answer == "2y"
-    import engine.registry as reg
-
-    for t in list_tasks("testonly/*"):
-        del reg._TASKS[t]

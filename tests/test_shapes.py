@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from engine.registry import get_task
-from engine.render import render
+from engine.rendering import render
 from scenes.shapes.tasks import COLOURS
 from tests.pixels import colour_mask, components
 

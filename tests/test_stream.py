@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
-from engine.stream import stream
+from engine.streams import stream
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,6 +28,19 @@ def test_dataloader_workers_cover_the_stream_exactly_once():
     parallel = _collect(DataLoader(ds, batch_size=None, num_workers=2))
     assert len(serial) == 23 and serial.keys() == parallel.keys()
     assert all(torch.equal(serial[k], parallel[k]) for k in serial)
+
+
+def test_workers_draw_with_the_settings_the_stream_was_made_with(monkeypatch):
+    # samples 12.. show other photos when the source holds 40 images instead of 12
+    ds = stream("jigsaw/connection", seed=2, batch_size=4, size=32, count=24,
+                settings={"jigsaw.images": "generated:12", "jigsaw.image_size": 48})
+    serial = _collect(DataLoader(ds, batch_size=None, num_workers=0))
+    monkeypatch.setenv("PROCVIS_JIGSAW_IMAGES", "generated:40")      # workers inherit it: it must not matter
+    parallel = _collect(DataLoader(ds, batch_size=None, num_workers=2))
+    assert serial.keys() == parallel.keys() and all(torch.equal(serial[k], parallel[k]) for k in serial)
+    other = _collect(stream("jigsaw/connection", seed=2, batch_size=4, size=32, count=24,
+                            settings={"jigsaw.images": "generated:40", "jigsaw.image_size": 48}))
+    assert any(not torch.equal(serial[k], other[k]) for k in serial)
 
 
 def test_stream_batches_do_not_depend_on_batch_size():

@@ -8,7 +8,7 @@ import torch
 
 from engine.answers import format_answer, parse_answer
 from engine.registry import get_task, list_tasks
-from engine.render import render
+from engine.rendering import render
 from tests.selection import representatives
 
 ALL_TASKS = list_tasks()

@@ -1,7 +1,11 @@
-"""Bongard problems: procedural concept problems, collages, and a rule-based judge."""
-from . import tasks  # noqa: F401  (registers the problems)
+"""Bongard problems: procedural concept problems in classic and aerial styles, collages,
+the seed's five prompting strategies, a rule-based judge and the model judge."""
+from . import protocols, report, tasks  # noqa: F401  (register the problems, strategies and report section)
 from .concepts import CATEGORIES, CONCEPTS, Concept
-from .judge import judge
-from .tasks import collage, collage_pixels
+from .family import FAMILY
+from .judge import judge, judge_agreement, judge_prompt, model_judge
+from .protocols import STRATEGIES
+from .tasks import collage, collage_from_folders, collage_pixels
 
-__all__ = ["CATEGORIES", "CONCEPTS", "Concept", "judge", "collage", "collage_pixels"]
+__all__ = ["FAMILY", "CATEGORIES", "CONCEPTS", "Concept", "judge", "judge_agreement", "judge_prompt", "model_judge",
+           "STRATEGIES", "collage", "collage_from_folders", "collage_pixels"]

@@ -1,4 +1,5 @@
-"""Grading two-sentence Bongard answers.
+"""Grading two-sentence Bongard answers: the rule-based judge (the family's reply reader) and
+the seed's model judge through the runner interface.
 
 The rule-based judge splits a reply into its first two sentences (left concept, right
 concept) and finds, in each, the longest keyword of either side's keyword list (longest
@@ -8,7 +9,12 @@ agreement with the stored correct/incorrect paraphrases is tested for every conc
 """
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
+
+from engine.protocol import Request
+from engine.replies import Parsed
 
 from .concepts import CONCEPTS
 
@@ -52,8 +58,6 @@ def judge(concept_id: str, reply: str) -> bool:
 def read_answer(reply, sample):
     """The reader registered for Bongard tasks: a correct answer reads as the gold text, any
     other non-empty reply as itself (wrong), an empty one as a format error."""
-    from evals.parsing import Parsed
-
     text = reply.strip() if isinstance(reply, str) else ""
     if not text:
         return Parsed(None, False)
@@ -72,3 +76,45 @@ JUDGE_SYSTEM = (
     "simplification. The answer is incorrect if the target property is missing or wrong. Do not accept answers "
     "similar to or matching incorrect examples. Focus on meaning, not exact wording. Ignore minor differences in "
     "style, grammar, or phrasing. Respond with only one word: correct or incorrect.")
+
+
+# ---------------------------------------------------------------- the model judge
+
+JUDGE_USER = ("Task-specific evaluation instruction:\n{instruction}\nReference answers:\nLeft: {ref_left}\n"
+              "Right: {ref_right}\nExamples of correct answers:\n{correct}\nExamples of incorrect answers:\n{incorrect}\n"
+              "Model answer:\n{answer}")
+
+
+def class_instructions() -> dict[str, str]:
+    """The seed's category-specific judge instructions (appendix B.3), verbatim."""
+    return json.loads((Path(__file__).parent / "judge_instructions.json").read_text())
+
+
+def judge_prompt(concept, answer: str) -> str:
+    """The seed's judge prompt (system + user template + the category's instruction)."""
+    ex = lambda pairs: "\n".join(f"Example {i + 1}:\nLeft: {a}\nRight: {b}" for i, (a, b) in enumerate(pairs))  # noqa: E731
+    return JUDGE_SYSTEM + "\n\n" + JUDGE_USER.format(
+        instruction=class_instructions()[concept.category], ref_left=concept.left, ref_right=concept.right,
+        correct=ex(concept.correct), incorrect=ex(concept.incorrect), answer=answer)
+
+
+def model_judge(runner, items) -> list[bool]:
+    """Grade ``items`` (``(task id, answer)`` pairs) with a text model through the runner
+    interface: a reply whose first word is ``correct`` accepts."""
+    reqs = [Request(id=f"judge:{k}", task=tid, images=[], prompt=judge_prompt(CONCEPTS[tid], answer),
+                    answer_type="single", gold="correct")
+            for k, (tid, answer) in enumerate(items)]
+    replies = runner.generate(reqs) if reqs else []
+    return [r.strip().lower().split()[0].strip(".,:") == "correct" if r.strip() else False for r in replies]
+
+
+def judge_agreement(grade) -> dict:
+    """How often ``grade(task id, answer) -> bool`` agrees with the stored labels: every
+    concept's reference, its correct paraphrases (accept) and incorrect ones (reject)."""
+    items = []
+    for tid, c in CONCEPTS.items():
+        items.append((tid, f"{c.left} {c.right}", True))
+        items += [(tid, f"{a} {b}", True) for a, b in c.correct]
+        items += [(tid, f"{a} {b}", False) for a, b in c.incorrect]
+    hits = [grade(tid, ans) == label for tid, ans, label in items]
+    return {"items": len(items), "agreement": sum(hits) / len(items)}

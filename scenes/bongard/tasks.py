@@ -2,21 +2,26 @@
 
 Panels: the collage first (2x3 left, separator, 2x3 right, all symbolic, so it renders in
 one pass at any size), then the 12 single panels, left ones first (protocols that show
-panels one by one or in pairs use them), then one held-out panel per side. ``meta["prompt_panels"]`` says the collage alone is
-what a one-turn prompt shows. The answer is two sentences, left concept then right concept;
+panels one by one or in pairs use them), then one held-out panel per side. A one-turn
+prompt shows the collage alone (``prompt_panels``). The answer is two sentences, left concept then right concept;
 replies are graded by the rule-based judge (:mod:`scenes.bongard.judge`).
 """
 from __future__ import annotations
 
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
 from engine.compose import inset
+from engine.errors import UserError
 from engine.placement import PlacementError
-from engine.registry import register_task
 from engine.sample import Draw
 from engine.scene import Scene
 
 from . import aerial, classic  # noqa: F401  (register the concepts)
 from .concepts import CONCEPTS, Concept
-from .judge import read_answer
+from .family import FAMILY
 
 SYSTEM = ("You are a vision understanding module designed to provide short, clear, and accurate answers. Your goal is "
           "to solve a Bongard problem consisting of a collage with six images on the left side and six images on the "
@@ -88,32 +93,26 @@ IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
 def collage_from_folders(folder) -> Scene:
     """A collage of real images: ``folder/left`` and ``folder/right`` must each hold exactly
     six readable images (sorted by name); each becomes a square panel (centre crop)."""
-    from pathlib import Path
-
-    import numpy as np
-    import torch
-    from PIL import Image
-
     root = Path(folder)
     sides = []
     for name in ("left", "right"):
         d = root / name
         if not d.is_dir():
-            raise ValueError(f"{str(d)!r} is not a folder; a collage folder needs left/ and right/ with six images each")
+            raise UserError(f"{str(d)!r} is not a folder; a collage folder needs left/ and right/ with six images each")
         files = sorted(p for p in d.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
         if len(files) != PER_SIDE:
-            raise ValueError(f"{str(d)!r} holds {len(files)} images; a collage needs exactly {PER_SIDE} per side")
+            raise UserError(f"{str(d)!r} holds {len(files)} images; a collage needs exactly {PER_SIDE} per side")
         panels = []
         for f in files:
             try:
                 img = Image.open(f).convert("RGB")
             except OSError as e:
-                raise ValueError(f"cannot read image {str(f)!r}: {e}") from None
+                raise UserError(f"cannot read image {str(f)!r}: {e}") from None
             side = min(img.size)
             left, top = (img.size[0] - side) // 2, (img.size[1] - side) // 2
             arr = np.asarray(img.crop((left, top, left + side, top + side)))
             p = Scene(background=(255, 255, 255))
-            p.sprite(torch.from_numpy(arr.copy()).permute(2, 0, 1), (0.5, 0.5), (1.0, 1.0))
+            p.sprite(np.ascontiguousarray(arr.transpose(2, 0, 1)), (0.5, 0.5), (1.0, 1.0))
             panels.append(p)
         sides.append(panels)
     return collage(*sides)
@@ -140,20 +139,23 @@ def problem(c: Concept, rng) -> Draw:
             "reference": {"left": c.left, "right": c.right},
             "correct_examples": [list(x) for x in c.correct], "incorrect_examples": [list(x) for x in c.incorrect],
             "panels": {"left": facts[0][:PER_SIDE], "right": facts[1][:PER_SIDE]},
-            "held_out": {"left": facts[0][PER_SIDE:], "right": facts[1][PER_SIDE:]},
-            "caption": f"{c.category}: left: {c.left} right: {c.right}", "gold_text": f"{c.left} {c.right}",
-            "prompt_panels": [0], "aspect": [round(collage_shape()[1], 4), round(collage_shape()[0], 4)]}
+            "held_out": {"left": facts[0][PER_SIDE:], "right": facts[1][PER_SIDE:]}}
     held = [sides[0][PER_SIDE:], sides[1][PER_SIDE:]]
-    return Draw([collage(left, right)] + left + right + held[0] + held[1], SYSTEM + "\n\n" + DIRECT, f"{c.left} {c.right}", "single",
-                meta=meta)
+    panels = [collage(left, right)] + left + right + held[0] + held[1]
+    width, height = collage_shape()
+    return Draw(panels, SYSTEM + "\n\n" + DIRECT, f"{c.left} {c.right}", "single", meta=meta,
+                gold_text=f"{c.left} {c.right}", prompt_panels=[0],
+                panel_extents=[(round(height, 4), round(width, 4))] + [(1.0, 1.0)] * (len(panels) - 1),
+                caption=f"{c.category}: left: {c.left} right: {c.right}")
 
 
-def _register() -> None:
-    for tid, c in CONCEPTS.items():
-        def task(rng, c=c):
-            return problem(c, rng)
-        task.__doc__ = f"Bongard {c.style} {c.category}: {c.left} / {c.right}"
-        register_task(tid, reader=read_answer, open_answer=True)(task)
+def _about(style: str, category: str, concept: str) -> str:
+    c = CONCEPTS[f"bongard/{style}/{category}/{concept}"]
+    return f"Bongard {style} {category}: {c.left} / {c.right}"
 
 
-_register()
+@FAMILY.task(cases={tid: {"style": c.style, "category": c.category, "concept": c.name} for tid, c in CONCEPTS.items()},
+             description=_about, open_answer=True)
+def bongard_problem(rng, style: str, category: str, concept: str) -> Draw:
+    """One problem of the concept ``bongard/<style>/<category>/<concept>``."""
+    return problem(CONCEPTS[f"bongard/{style}/{category}/{concept}"], rng)

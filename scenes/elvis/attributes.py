@@ -13,6 +13,8 @@ import functools
 import numpy as np
 from PIL import ImageColor
 
+from .factors import CATEGORIES
+
 BACKGROUND = (211, 211, 211)
 SHAPES = ("triangle", "square", "circle", "pentagon", "hexagon", "star", "cross", "plus", "diamond",
           "heart", "spade", "club")
@@ -146,5 +148,4 @@ def assign(rng: np.random.Generator, factors, allowed: dict, groups: list[int], 
 
 
 def _props(factors) -> tuple[str, ...]:
-    from .factors import CATEGORIES
     return CATEGORIES[factors.category].props

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.placement import PlacementError
+from kernels.templates import catmull_rom
 
 from . import geometry as geo
 from .attributes import BACKGROUND, SIZES, assign, far_from, named_colours, pick, pool_of
@@ -521,7 +522,6 @@ def _along(ctx: Context, curves, n_per, groups_of_curve, margins=None, overlap_o
 
 
 def _curve(points) -> np.ndarray:
-    from kernels.templates import catmull_rom
     return catmull_rom(np.asarray(points, dtype=np.float64), 16)
 
 

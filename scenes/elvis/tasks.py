@@ -11,13 +11,13 @@ from __future__ import annotations
 import numpy as np
 
 from engine.placement import PlacementError
-from engine.registry import register_task
 from engine.sample import Draw
 from engine.scene import Scene
-from scenes.shapes.tasks import draw_shape
+from engine.shapes import draw_shape
 
 from .attributes import BACKGROUND, named_colours
 from .factors import CATEGORIES, Factors, enumerate_factors
+from .family import FAMILY
 from .layouts import LAYOUTS, Context, Layout
 
 QUESTION = "Classify this image as Positive or Negative. Only answer with positive or negative."
@@ -169,6 +169,18 @@ def rule_structure(f: Factors) -> dict:
 
 # ---------------------------------------------------------------- the task function
 
+def _cases() -> dict[str, dict]:
+    """Task id -> factors of every ELVIS task, category by category."""
+    return {f.task_id: {"category": f.category, "rel": list(f.rel), "irr": list(f.irr), "groups": f.groups,
+                        "quantity": f.quantity, "qualifier": f.qualifier}
+            for name in CATEGORIES for f in enumerate_factors(name)}
+
+
+def _about(category, **_) -> str:
+    return f"ELVIS {CATEGORIES[category].principle}/{category}: {CATEGORIES[category].description}"
+
+
+@FAMILY.task(cases=_cases(), description=_about, answer_distribution={"positive": 0.5, "negative": 0.5})
 def sample_elvis(rng: np.random.Generator, index: int, category: str, rel, irr, groups: int, quantity: str,
                  qualifier: str) -> Draw:
     """One ELVIS image: a positive (even index) or a negative (odd index) of the task."""
@@ -190,9 +202,9 @@ def sample_elvis(rng: np.random.Generator, index: int, category: str, rel, irr, 
             "negative": kind, "rule": {"text": rule, "structure": rule_structure(f)},
             "constraints": {"kept": [c for c in constraints if c not in broken], "broken": list(broken)},
             "objects": objects, "background": lay.behind, "occluders": lay.front,
-            "structure": _jsonable(lay.info), "group_sizes": count_rule,
-            "caption": "Rule: " + rule + ("" if label else f" Broken: {', '.join(broken)}.")}
-    return Draw(scene, QUESTION, LABELS[0] if label else LABELS[1], "fixed", options=list(LABELS), meta=meta)
+            "structure": _jsonable(lay.info), "group_sizes": count_rule}
+    return Draw(scene, QUESTION, LABELS[0] if label else LABELS[1], "fixed", options=list(LABELS), meta=meta,
+                caption="Rule: " + rule + ("" if label else f" Broken: {', '.join(broken)}."))
 
 
 def _jsonable(x):
@@ -205,15 +217,3 @@ def _jsonable(x):
     if isinstance(x, np.ndarray):
         return x.tolist()
     return x
-
-
-def _register() -> None:
-    for name, cat in CATEGORIES.items():
-        for f in enumerate_factors(name):
-            register_task(f.task_id, description=f"ELVIS {cat.principle}/{name}: {cat.description}",
-                          answer_distribution={"positive": 0.5, "negative": 0.5},
-                          category=[name], rel=[list(f.rel)], irr=[list(f.irr)], groups=[f.groups],
-                          quantity=[f.quantity], qualifier=[f.qualifier])(sample_elvis)
-
-
-_register()

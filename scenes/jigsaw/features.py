@@ -1,40 +1,17 @@
-"""Image features for choosing hard distractors: similar-looking patches.
-
-The offline default is a colour histogram (4 bins per channel) joined with the
-low-frequency 8x8 DCT coefficients of the grey image at 32x32, L2-normalised, so cosine
-similarity compares both palette and coarse layout.
+"""Image features for choosing hard distractors (similar-looking patches): a local
+CLIP-style checkpoint when the ``jigsaw.embedder`` setting names one, else the colour and
+layout feature :func:`kernels.images.colour_dct`.
 """
 from __future__ import annotations
 
-import math
+import functools
+import json
+from pathlib import Path
 
 import torch
 
-
-def _dct_matrix(n: int) -> torch.Tensor:
-    k = torch.arange(n, dtype=torch.float64)[:, None]
-    i = torch.arange(n, dtype=torch.float64)[None, :]
-    m = torch.cos(math.pi * (2 * i + 1) * k / (2 * n)) * math.sqrt(2.0 / n)
-    m[0] /= math.sqrt(2.0)
-    return m.float()
-
-
-_DCT32 = _dct_matrix(32)
-
-
-def colour_dct(images: torch.Tensor) -> torch.Tensor:
-    """Features of ``images [N,3,H,W]`` uint8: ``[N, 128]`` float32, unit length."""
-    x = images.float() / 255.0
-    N = x.shape[0]
-    bins = (x * 3.999).long().clamp(0, 3)
-    code = bins[:, 0] * 16 + bins[:, 1] * 4 + bins[:, 2]
-    hist = torch.zeros(N, 64).scatter_add_(1, code.reshape(N, -1), torch.ones(N, code[0].numel()))
-    hist = hist / hist.sum(1, keepdim=True)
-    grey = torch.nn.functional.interpolate(x.mean(1, keepdim=True), size=(32, 32), mode="area")[:, 0]
-    coef = (_DCT32 @ grey @ _DCT32.T)[:, :8, :8].reshape(N, 64)
-    feats = torch.cat([hist.sqrt(), coef / 8.0], 1)
-    return feats / feats.norm(dim=1, keepdim=True).clamp_min(1e-12)
-
+from engine.errors import UserError
+from kernels.images import colour_dct
 
 CLIP_MEAN = (0.48145466, 0.4578275, 0.40821073)
 CLIP_STD = (0.26862954, 0.26130258, 0.27577711)
@@ -52,17 +29,14 @@ class ModelFeatures:
     """
 
     def __init__(self, path, device: str = "cpu", batch_size: int = 64):
-        import json
-        from pathlib import Path
-
-        from transformers import AutoModel
+        from transformers import AutoModel   # heavy (about a second) and only needed with a checkpoint
 
         p = Path(path)
         if not (p / "config.json").is_file():
-            raise FileNotFoundError(f"no model checkpoint at {str(p)!r} (expected a folder with config.json)")
+            raise UserError(f"no model checkpoint at {str(p)!r} (expected a folder with config.json)")
         self.model = AutoModel.from_pretrained(str(p)).eval().to(device)
         if not hasattr(self.model, "get_image_features"):
-            raise ValueError(f"the model at {str(p)!r} ({type(self.model).__name__}) has no get_image_features")
+            raise UserError(f"the model at {str(p)!r} ({type(self.model).__name__}) has no get_image_features")
         vision = getattr(self.model.config, "vision_config", self.model.config)
         self.size = int(vision.image_size)
         mean, std = CLIP_MEAN, CLIP_STD
@@ -90,3 +64,10 @@ class ModelFeatures:
                 emb = res.pooler_output if emb is None else emb
             out.append(torch.nn.functional.normalize(emb.float(), dim=1).cpu())
         return torch.cat(out)
+
+
+@functools.lru_cache(maxsize=4)
+def extractor(embedder: str):
+    """The feature extractor the ``jigsaw.embedder`` setting names: a checkpoint folder, or
+    ``""`` for :func:`kernels.images.colour_dct`."""
+    return ModelFeatures(embedder) if embedder else colour_dct

@@ -2,7 +2,8 @@
 the default set of structured images that the engine generates (offline, deterministic).
 
 Every source yields square RGB ``uint8`` tensors ``[3, S, S]`` (centre crop, then resize),
-with ``S`` divisible by 2, 3 and 4 so that every grid has square cells.
+with ``S`` divisible by 2, 3 and 4 so that every grid has square cells. :func:`source_for`
+builds the source that the family's ``images`` and ``image_size`` settings name.
 """
 from __future__ import annotations
 
@@ -13,32 +14,31 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from engine.render import render
+from engine.errors import UserError
+from engine.rendering import render
 from engine.rng import sample_rng
 from engine.scene import Scene
+from kernels.images import square, structure
 
 SIZE = 384
+GENERATED = 1100                 # images in the built-in set
 EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".gif")
 
 
-class SourceError(ValueError):
+class SourceError(UserError):
     """A source that yields no usable image."""
 
 
-def structure(img: torch.Tensor) -> float:
-    """Mean absolute gradient of the grey image (0..255 scale): near 0 for flat images."""
-    g = img.float().mean(0)
-    return float(((g[1:, :] - g[:-1, :]).abs().mean() + (g[:, 1:] - g[:, :-1]).abs().mean()) / 2)
-
-
-def square(img: torch.Tensor, size: int = SIZE) -> torch.Tensor:
-    """Centre-crop ``[3,H,W]`` uint8 to a square and resize it (antialiased) to ``size``."""
-    H, W = img.shape[-2:]
-    s = min(H, W)
-    y0, x0 = (H - s) // 2, (W - s) // 2
-    crop = img[:, y0:y0 + s, x0:x0 + s].float()[None]
-    out = torch.nn.functional.interpolate(crop, size=(size, size), mode="bilinear", antialias=True, align_corners=False)
-    return out[0].round().clamp(0, 255).to(torch.uint8)
+@functools.lru_cache(maxsize=8)
+def source_for(images: str, size: int) -> ImageSource:
+    """The source a (checked) ``images`` setting names, at ``size`` pixels: ``generated``,
+    ``generated:N``, ``hf:PATH`` (a local Hugging Face dataset) or a folder. Built once per
+    process and setting."""
+    if images == "generated" or images.startswith("generated:"):
+        return GeneratedSource(int(images.partition(":")[2] or GENERATED), size)
+    if images.startswith("hf:"):
+        return HFSource(images[3:], size=size)
+    return FolderSource(images, size=size)
 
 
 def rejection(w: int, h: int, small: torch.Tensor | None, min_side: int, max_aspect: float,
@@ -76,7 +76,7 @@ class GeneratedSource(ImageSource):
     gradients, buildings with windows, a sun, roads, trees and signs. Image ``i`` is the
     same everywhere; ``n`` images in all."""
 
-    def __init__(self, n: int = 1100, size: int = SIZE):
+    def __init__(self, n: int = GENERATED, size: int = SIZE):
         self.n, self.size = n, size
 
     def __len__(self) -> int:

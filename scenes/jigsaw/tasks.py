@@ -3,71 +3,45 @@
 All tile work (split, mask, permute, rotate, mirror, take) is done by ``kernels.tiles``;
 each panel is a scene holding the resulting image as a sprite, plus engine-drawn labels.
 Question texts are the benchmark's templates; image ``index % len(source)`` is the photo.
+The photos come from the family's settings (``images``, ``image_size``), and hard
+distractors are ranked with the features its ``embedder`` setting names.
 """
 from __future__ import annotations
 
+import functools
 import itertools
-import os
 
 import numpy as np
-import torch
 
-from engine.registry import register_task
+from engine.errors import UserError
+from engine.lazy import lazy_module
 from engine.sample import Draw
 from engine.scene import Scene
-from kernels import tiles as T
 
-from .features import ModelFeatures, colour_dct
-from .sources import FolderSource, GeneratedSource, HFSource, ImageSource
+from .family import FAMILY
+
+# torch, the tile kernels and the image sources: loaded when the first puzzle is drawn
+T = lazy_module("kernels.tiles")
+torch = lazy_module("torch")
+images = lazy_module("kernels.images")
+sources = lazy_module("scenes.jigsaw.sources")
+features = lazy_module("scenes.jigsaw.features")
 
 LETTERS = "ABCD"
-_source: ImageSource | None = None
-_features = None
 
 
-def use_source(src: ImageSource | None) -> None:
-    """Use ``src`` for every jigsaw task (``None``: back to the default)."""
-    global _source
-    _source = src
+def source(settings: dict):
+    """The image source of a task's ``settings``."""
+    return sources.source_for(settings["images"], settings["image_size"])
 
 
-def source() -> ImageSource:
-    """The active source: set by :func:`use_source`, else ``$PROCVIS_JIGSAW_IMAGES`` (a folder,
-    or ``hf:PATH`` for a local Hugging Face dataset), else the generated default set."""
-    global _source
-    if _source is None:
-        spec = os.environ.get("PROCVIS_JIGSAW_IMAGES")
-        if spec:
-            _source = HFSource(spec[3:]) if spec.startswith("hf:") else FolderSource(spec)
-        else:
-            _source = GeneratedSource()
-    return _source
-
-
-def use_features(extractor) -> None:
-    """Embed patches with ``extractor`` (``[N,3,h,w]`` uint8 -> ``[N,D]`` unit vectors) when
-    choosing hard distractors, e.g. ``ModelFeatures("/models/clip")``; ``None``: default."""
-    global _features
-    _features = extractor
-
-
-def features():
-    """The active extractor: :func:`use_features`, else a CLIP-style checkpoint at
-    ``$PROCVIS_JIGSAW_EMBEDDER``, else colour histogram + DCT."""
-    global _features
-    if _features is None:
-        path = os.environ.get("PROCVIS_JIGSAW_EMBEDDER")
-        _features = ModelFeatures(path) if path else colour_dct
-    return _features
-
-
-def _image(index: int) -> tuple[int, torch.Tensor]:
-    src = source()
+def _image(settings: dict, index: int):
+    src = source(settings)
     i = index % len(src)
     return i, src[i]
 
 
-def _panel(img: torch.Tensor, labels=()) -> Scene:
+def _panel(img, labels=()) -> Scene:
     """A square panel showing ``img [3,h,w]``; ``labels`` = ((text, (x, y), height), ...)."""
     s = Scene(background=(255, 255, 255))
     s.sprite(img, (0.5, 0.5), (1.0, img.shape[1] / img.shape[2]))
@@ -76,56 +50,52 @@ def _panel(img: torch.Tensor, labels=()) -> Scene:
     return s
 
 
-_FEATURES: dict[tuple[int, int, int], torch.Tensor] = {}
-
-
-def cell_features(i: int) -> torch.Tensor:
-    """Features of the 9 cells (3x3) of image ``i`` of the active source, ``[9, D]``; computed
-    once per image and process, so searching many images for look-alikes stays cheap."""
-    key = (id(source()), id(features()), i)
-    if key not in _FEATURES:
-        _FEATURES[key] = features()(T.split(source()[i][None], 3, 3)[0])
-    return _FEATURES[key]
+@functools.lru_cache(maxsize=8192)
+def cell_features(images_setting: str, size: int, embedder: str, i: int):
+    """Features of the 9 cells (3x3) of image ``i`` of a source, ``[9, D]``; computed once
+    per image and process, so searching many images for look-alikes stays cheap."""
+    img = sources.source_for(images_setting, size)[i]
+    return features.extractor(embedder)(T.split(img[None], 3, 3)[0])
 
 
 MIN_CHANGE = 6.0   # mean absolute difference (0..255) for two patches to count as different
 
 
-def differ(a: torch.Tensor, b: torch.Tensor) -> bool:
+def differ(a, b) -> bool:
     """Whether two patches differ visibly (an item whose answer hinges on telling two
     identical patches apart would have more than one right answer)."""
-    return float((a.float() - b.float()).abs().mean()) >= MIN_CHANGE
+    return images.mean_difference(a, b) >= MIN_CHANGE
 
 
-def _others(rng: np.random.Generator, i: int, k: int, cell: int | None = None) -> list[int]:
+def _others(rng: np.random.Generator, src, i: int, k: int, cell: int | None = None) -> list[int]:
     """``k`` other images, in a seeded random order; with ``cell``, only images whose cell
     (3x3 grid) differs visibly from image ``i``'s."""
-    n = len(source())
+    n = len(src)
     if n < k + 1:
-        raise ValueError(f"the image source has {n} images; this task needs at least {k + 1}")
+        raise UserError(f"the image source has {n} images; this task needs at least {k + 1}")
     out = []
-    truth = T.take(source()[i][None], 3, 3, torch.tensor([[cell]]))[0, 0] if cell is not None else None
+    truth = T.take(src[i][None], 3, 3, torch.tensor([[cell]]))[0, 0] if cell is not None else None
     for j in rng.permutation(n):
         if j == i:
             continue
-        if truth is not None and not differ(truth, T.take(source()[int(j)][None], 3, 3, torch.tensor([[cell]]))[0, 0]):
+        if truth is not None and not differ(truth, T.take(src[int(j)][None], 3, 3, torch.tensor([[cell]]))[0, 0]):
             continue
         out.append(int(j))
         if len(out) == k:
             return out
-    raise ValueError(f"fewer than {k} images of the source differ from image {i} at cell {cell}")
+    raise UserError(f"fewer than {k} images of the source differ from image {i} at cell {cell}")
 
 
-def _distinct_quarters(index: int) -> tuple[int, torch.Tensor]:
+def _distinct_quarters(settings: dict, index: int):
     """The first image from ``index`` on whose four quarters all differ visibly (so that
     adjacency and order have one answer)."""
-    n = len(source())
+    n = len(source(settings))
     for step in range(n):
-        i, img = _image(index + step)
+        i, img = _image(settings, index + step)
         q = T.split(img[None], 2, 2)[0]
         if all(differ(q[a], q[b]) for a, b in itertools.combinations(range(4), 2)):
             return i, img
-    raise ValueError("no image of the source has four visibly different quarters")
+    raise UserError("no image of the source has four visibly different quarters")
 
 
 # ---------------------------------------------------------------- missing piece
@@ -143,23 +113,25 @@ HARD_POOL = 48          # other images searched for look-alike distractors
 NEAR_DUPLICATE = 0.995  # cosine similarity above which a distractor counts as the same patch
 
 
-@register_task("jigsaw/missing_piece/{level}", level=["easy", "hard"], rank=0,
+@FAMILY.task("jigsaw/missing_piece/{level}", level=["easy", "hard"], rank=0,
                answer_distribution={c: 0.25 for c in LETTERS})
-def missing_piece(rng, level, index):
+def missing_piece(rng, level, index, settings):
     """Pick the patch that fills the white cell (3x3 grid); hard distractors look alike."""
-    i, img = _image(index)
+    src = source(settings)
+    i, img = _image(settings, index)
     cell = int(rng.integers(9))
     if level == "easy":
-        others = _others(rng, i, 3, cell)
+        others = _others(rng, src, i, 3, cell)
     else:
-        pool = _others(rng, i, max(3, min(HARD_POOL, len(source()) - 1)), cell)
-        cand = torch.stack([cell_features(j)[cell] for j in pool])
-        sim = cand @ cell_features(i)[cell]
+        pool = _others(rng, src, i, max(3, min(HARD_POOL, len(src) - 1)), cell)
+        key = (settings["images"], settings["image_size"], settings["embedder"])
+        cand = torch.stack([cell_features(*key, j)[cell] for j in pool])
+        sim = cand @ cell_features(*key, i)[cell]
         order = [int(k) for k in torch.argsort(sim, descending=True, stable=True) if sim[k] < NEAR_DUPLICATE]
         others = [pool[k] for k in order[:3]]
         if len(others) < 3:
-            raise ValueError(f"image {i}: fewer than 3 distractors are not near-duplicates of the missing piece")
-    imgs = torch.stack([img] + [source()[j] for j in others])
+            raise UserError(f"image {i}: fewer than 3 distractors are not near-duplicates of the missing piece")
+    imgs = torch.stack([img] + [src[j] for j in others])
     patches = T.take(imgs, 3, 3, torch.full((4, 1), cell))[:, 0]          # true patch first
     slot = int(rng.integers(4))
     order = [1, 2, 3]
@@ -181,12 +153,12 @@ LOCALIZATION = {
 }
 
 
-@register_task("jigsaw/localization/{level}", level=["easy", "hard"], rank=2,
+@FAMILY.task("jigsaw/localization/{level}", level=["easy", "hard"], rank=2,
                answer_distribution=lambda level: {c: 1 / (2 if level == "easy" else 4)
                                                   for c in LETTERS[: 2 if level == "easy" else 4]})
-def localization(rng, level, index):
+def localization(rng, level, index, settings):
     """Which labelled white cell does the piece come from (2x2 with 2 masks, 3x3 with 4)?"""
-    i, img = _image(index)
+    i, img = _image(settings, index)
     g, k = (2, 2) if level == "easy" else (3, 4)
     tiles = T.split(img[None], g, g)[0]
     for _ in range(100):   # the piece must match exactly one masked area
@@ -195,7 +167,7 @@ def localization(rng, level, index):
         if all(differ(tiles[cells[pick]], tiles[c]) for c in cells if c != cells[pick]):
             break
     else:
-        raise ValueError(f"image {i}: no masked cell differs visibly from the others; use an image with more structure")
+        raise UserError(f"image {i}: no masked cell differs visibly from the others; use an image with more structure")
     flags = torch.zeros(1, g * g, dtype=torch.bool)
     flags[0, cells] = True
     masked = T.mask(img[None], g, g, flags)[0]
@@ -225,10 +197,10 @@ def _relation(a: int, b: int) -> str:
     return "C"
 
 
-@register_task("jigsaw/connection", rank=4, answer_distribution={"A": 1 / 3, "B": 1 / 3, "C": 1 / 3})
-def connection(rng, index):
+@FAMILY.task("jigsaw/connection", rank=4, answer_distribution={"A": 1 / 3, "B": 1 / 3, "C": 1 / 3})
+def connection(rng, index, settings):
     """Are two quarters of the image side by side, one above the other, or not adjacent?"""
-    i, img = _distinct_quarters(index)
+    i, img = _distinct_quarters(settings, index)
     a, b = PAIRS[int(rng.integers(len(PAIRS)))]
     if rng.integers(2):
         a, b = b, a
@@ -261,11 +233,11 @@ def anomaly_answer(position: str | None, kind: str | None) -> str:
 ANOMALY_OPTIONS = [anomaly_answer(None, None)] + [anomaly_answer(p, t) for p in LETTERS for t in "AB"]
 
 
-@register_task("jigsaw/anomaly", rank=5,
+@FAMILY.task("jigsaw/anomaly", rank=5,
                answer_distribution={a: (0.5 if k == 0 else 1 / 16) for k, a in enumerate(ANOMALY_OPTIONS)})
-def anomaly(rng, index):
+def anomaly(rng, index, settings):
     """Is one quarter rotated or mirrored, which one, and how? (no change with probability 1/2)."""
-    i, img = _image(index)
+    i, img = _image(settings, index)
     tiles = T.split(img[None], 2, 2)
     position = kind = None
     turns = torch.zeros(1, 4, dtype=torch.long)
@@ -289,7 +261,7 @@ def anomaly(rng, index):
                 position = LETTERS[q]
                 break
         else:
-            raise ValueError(f"image {i}: quarter {q} looks the same rotated and mirrored; use a source with more "
+            raise UserError(f"image {i}: quarter {q} looks the same rotated and mirrored; use a source with more "
                              "structure")
     stitched = T.stitch(T.mirror(T.rotate(tiles, turns), mode), 2, 2)[0]
     return Draw(_panel(stitched), ANOMALY, anomaly_answer(position, kind), "fixed", options=ANOMALY_OPTIONS,
@@ -326,10 +298,10 @@ def _shuffle(rng, img):
     return perm, shown, order
 
 
-@register_task("jigsaw/order_restoration", rank=6, answer_distribution={c: 0.25 for c in LETTERS})
-def order_restoration(rng, index):
+@FAMILY.task("jigsaw/order_restoration", rank=6, answer_distribution={c: 0.25 for c in LETTERS})
+def order_restoration(rng, index, settings):
     """Choose, among four, the order that puts the shuffled quarters back."""
-    i, img = _distinct_quarters(index)
+    i, img = _distinct_quarters(settings, index)
     perm, shown, order = _shuffle(rng, img)
     wrong = [p for p in itertools.permutations(range(1, 5)) if list(p) != order]
     picks = [list(wrong[int(k)]) for k in rng.choice(len(wrong), size=3, replace=False)]
@@ -341,11 +313,11 @@ def order_restoration(rng, index):
                 meta={"image": i, "shuffle": perm, "order": order, "options": [_fmt(o) for o in options]})
 
 
-@register_task("jigsaw/order_generation", rank=7,
+@FAMILY.task("jigsaw/order_generation", rank=7,
                answer_distribution={_fmt([p.index(r) + 1 for r in range(4)]): 1 / 23 for p in PERMUTATIONS[1:]})
-def order_generation(rng, index):
+def order_generation(rng, index, settings):
     """Write the order that puts the shuffled quarters back, as a list."""
-    i, img = _distinct_quarters(index)
+    i, img = _distinct_quarters(settings, index)
     perm, shown, order = _shuffle(rng, img)
     return Draw([_panel(t) for t in shown], GENERATION, [str(v) for v in order], "list",
                 meta={"image": i, "shuffle": perm, "order": order})

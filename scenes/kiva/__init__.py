@@ -1,7 +1,8 @@
-"""KiVA: procedural 3D objects rendered headless into RGBA sprites, the batched sprite
-transforms of the analogy domains, and the kids' trials (``kiva/<domain>/<parameter>``)."""
-from . import adults, compositional, trials  # noqa: F401  (register the trials)
+"""KiVA: procedural 3D objects rendered headless into RGBA sprites, the kids', adults' and
+compositional visual-analogy trials (``kiva/``, ``kiva_adults/``, ``kiva_compositional/``),
+the three-stage protocols and the per-stage report."""
+from . import adults, compositional, protocol, trials  # noqa: F401  (register the trials, protocols, report)
+from .family import FAMILY
 from .objects import OBJECTS, build, load_mesh_folder
-from .render3d import HeadlessGLError, render_parts, sprite
 
-__all__ = ["OBJECTS", "build", "load_mesh_folder", "HeadlessGLError", "render_parts", "sprite"]
+__all__ = ["FAMILY", "OBJECTS", "build", "load_mesh_folder"]

@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from engine.registry import register_task
 from engine.sample import Draw
 
-from . import transforms as T
+from .family import FAMILY
 from .objects import OBJECTS
-from .render3d import sprite
-from .trials import DOMAIN_WORDS, SPRITE, eligible, finish, present, read_choice
+from .trials import DOMAIN_WORDS, SPRITE, T, eligible, finish, present, tint, views
 
 TINTS = ("red", "green", "blue", "yellow")
 ADULTS = {
@@ -68,10 +66,10 @@ def _size(img, param):
 def _pair(rng, domain, param, a, b, tint_in, tint_test, start_in, start_test):
     """(train_in, train_out, test_in, correct, wrong) for one draw."""
     if domain == "colour":
-        tr = T.recolour(a[None], tint_in)
-        te = T.recolour(b[None], tint_test)
+        tr = tint(a[None], tint_in)
+        te = tint(b[None], tint_test)
         wrong = next(c for c in rng.permutation(list(ADULTS["colour"])) if c not in (param, tint_in, tint_test))
-        return tr[0], T.recolour(tr, param)[0], te[0], T.recolour(te, param)[0], T.recolour(te, str(wrong))[0]
+        return tr[0], tint(tr, param)[0], te[0], tint(te, param)[0], tint(te, str(wrong))[0]
     if domain == "size":
         tr, te = T.scale(a[None], 0.45), T.scale(b[None], 0.45)
         wrong = {"x2": "x0.5", "x0.5": "x2", "x2_x": "x2_y", "x2_y": "x2_x", "x0.5_x": "x0.5_y", "x0.5_y": "x0.5_x"}[param]
@@ -88,12 +86,17 @@ def _pair(rng, domain, param, a, b, tint_in, tint_test, start_in, start_test):
     return tr[0], T.reflect(tr, param)[0], te[0], T.reflect(te, param)[0], T.reflect(te, wrong)[0]
 
 
+@FAMILY.task(cases={f"kiva_adults/{d}/{p.replace('/', 'div')}": {"domain": d, "param": p}
+                    for d, ps in ADULTS.items() for p in ps},
+             description=lambda domain, param: f"KiVA adults {domain}: {param}",
+             answer_distribution={"(A)": 1 / 3, "(B)": 1 / 3, "(C)": 1 / 3})
 def adult_trial(rng: np.random.Generator, index: int, domain: str, param: str) -> Draw:
+    """One adults' trial of ``domain`` with ``param``; see :mod:`scenes.kiva.trials`."""
     control = index % 10 == 9
     shape_only = domain in ("rotation", "reflection")
     for _ in range(40):
         train_obj, test_obj = (OBJECTS[int(i)] for i in rng.choice(len(OBJECTS), 2, replace=False))
-        a, b = sprite(train_obj, "front", SPRITE), sprite(test_obj, "front", SPRITE)
+        a, b = views.sprite(train_obj, "front", SPRITE), views.sprite(test_obj, "front", SPRITE)
         tints = [str(c) for c in rng.permutation([t for t in TINTS if t != param])[:2]]
         starts = [int(x) for x in rng.permutation(STARTS[param])[:2]] if domain == "number" else \
             [45 * int(x) for x in rng.integers(0, 8, 2)] if domain == "rotation" else [0, 0]
@@ -111,16 +114,3 @@ def adult_trial(rng: np.random.Generator, index: int, domain: str, param: str) -
         "starts": starts, "options": order,
         "what": {"options": what, "gold": what.index("No change between pictures" if control else DOMAIN_WORDS[domain]) + 1},
         "how": {"options": how, "gold": None if control else ADULTS[domain].index(param) + 1}})
-
-
-def _register() -> None:
-    for domain, params in ADULTS.items():
-        for p in params:
-            def task(rng, index, domain=domain, p=p):
-                return adult_trial(rng, index, domain, p)
-            task.__doc__ = f"KiVA adults {domain}: {p}"
-            register_task(f"kiva_adults/{domain}/{p.replace('/', 'div')}", reader=read_choice,
-                          answer_distribution={"(A)": 1 / 3, "(B)": 1 / 3, "(C)": 1 / 3})(task)
-
-
-_register()

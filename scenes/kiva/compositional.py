@@ -8,13 +8,11 @@ import itertools
 
 import numpy as np
 
-from engine.registry import register_task
 from engine.sample import Draw
 
-from . import transforms as T
+from .family import FAMILY
 from .objects import OBJECTS
-from .render3d import sprite
-from .trials import DOMAIN_WORDS, KIDS, SPEC_WORDS, SPRITE, eligible, finish, present, read_choice, wrong_parameter
+from .trials import DOMAIN_WORDS, KIDS, SPEC_WORDS, SPRITE, T, eligible, finish, present, tint, views, wrong_parameter
 
 PAIRS = (("colour", "size"), ("colour", "rotation"), ("colour", "reflection"), ("size", "rotation"),
          ("size", "reflection"))
@@ -25,13 +23,13 @@ def prepare(base, start: str | None):
     """The input of a chained trial: shrunk so size doubling and rotation both fit, tinted
     with ``start`` when colour is in the chain. ``[1, 4, S, S]``."""
     x = T.scale(base[None], 0.45)
-    return T.recolour(x, start) if start else x
+    return tint(x, start) if start else x
 
 
 def step(img, domain: str, param: str):
     """One transformation of a prepared image ``[1, 4, S, S]``."""
     if domain == "colour":
-        return T.recolour(img, param)
+        return tint(img, param)
     if domain == "size":
         return T.scale(img, 2.0 if param == "x2" else 0.5)
     if domain == "rotation":
@@ -45,19 +43,28 @@ def chain(img, steps):
     return img
 
 
-def compositional_trial(rng: np.random.Generator, index: int, domains, params) -> Draw:
+def _cases() -> dict[str, dict]:
+    return {f"kiva_compositional/{d1}+{d2}/{p1}+{p2}": {"domains": [d1, d2], "parameters": [p1, p2]}
+            for d1, d2 in PAIRS for p1, p2 in itertools.product(KIDS[d1], KIDS[d2])}
+
+
+@FAMILY.task(cases=_cases(), description=lambda domains, parameters: "KiVA compositional: "
+             f"{SPEC_WORDS[parameters[0]]} {SPEC_WORDS[parameters[1]]}",
+             answer_distribution={"(A)": 1 / 3, "(B)": 1 / 3, "(C)": 1 / 3})
+def compositional_trial(rng: np.random.Generator, index: int, domains, parameters) -> Draw:
+    """One trial chaining ``domains[0]`` with ``parameters[0]`` and then ``domains[1]``."""
     control = index % 10 == 9
     d1, d2 = domains
-    p1, p2 = params
+    p1, p2 = parameters
     for _ in range(40):
         train_obj, test_obj = (OBJECTS[int(i)] for i in rng.choice(len(OBJECTS), 2, replace=False))
         start = None
         if "colour" in domains:
-            target = params[domains.index("colour")]
+            target = parameters[domains.index("colour")]
             start = str(rng.choice([c for c in COLOURS if c != target]))
         wrong2 = next(c for c in COLOURS if c not in (p2, start)) if d2 == "colour" else wrong_parameter(d2, p2)
-        tr = prepare(sprite(train_obj, "front", SPRITE), start)
-        te = prepare(sprite(test_obj, "front", SPRITE), start)
+        tr = prepare(views.sprite(train_obj, "front", SPRITE), start)
+        te = prepare(views.sprite(test_obj, "front", SPRITE), start)
         train_out = chain(tr, [(d1, p1), (d2, p2)])[0]
         correct = chain(te, [(d1, p1), (d2, p2)])[0]
         wrong = chain(te, [(d1, p1), (d2, wrong2)])[0]
@@ -74,16 +81,3 @@ def compositional_trial(rng: np.random.Generator, index: int, domains, params) -
         "domains": [d1, d2], "parameters": [p1, p2], "control": control, "objects": [train_obj, test_obj],
         "start": start, "wrong": [p1, wrong2], "options": order, "what": {"options": what, "gold": 4 if control else 1},
         "how": {"options": how, "gold": None if control else combos.index((p1, p2)) + 1}})
-
-
-def _register() -> None:
-    for d1, d2 in PAIRS:
-        for p1, p2 in itertools.product(KIDS[d1], KIDS[d2]):
-            def task(rng, index, d=(d1, d2), p=(p1, p2)):
-                return compositional_trial(rng, index, d, p)
-            task.__doc__ = f"KiVA compositional: {SPEC_WORDS[p1]} {SPEC_WORDS[p2]}"
-            register_task(f"kiva_compositional/{d1}+{d2}/{p1}+{p2}", reader=read_choice,
-                          answer_distribution={"(A)": 1 / 3, "(B)": 1 / 3, "(C)": 1 / 3})(task)
-
-
-_register()

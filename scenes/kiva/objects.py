@@ -1,6 +1,6 @@
 """A library of everyday 3D objects and toys, each built procedurally from open3d mesh
 primitives: a list of coloured parts. ``build(name)`` returns the parts, normalised to fit
-the unit sphere; :mod:`scenes.kiva.render3d` turns them into RGBA sprites. User meshes
+the unit sphere; :mod:`scenes.kiva.views` renders them into RGBA sprites. User meshes
 (OBJ/PLY/GLB, any folder) load through :func:`load_mesh_folder`."""
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import math
 from pathlib import Path
 
 import numpy as np
+
+from engine.errors import UserError
 
 Part = tuple  # (open3d.geometry.TriangleMesh, (r, g, b) in 0..1)
 
@@ -311,7 +313,7 @@ def load_mesh_folder(folder) -> dict[str, tuple]:
     o3d = _o3d()
     root = Path(folder)
     if not root.is_dir():
-        raise ValueError(f"mesh folder {str(root)!r} does not exist")
+        raise UserError(f"mesh folder {str(root)!r} does not exist")
     out = {}
     for f in sorted(p for p in root.rglob("*") if p.suffix.lower() in MESH_SUFFIXES):
         m = o3d.io.read_triangle_mesh(str(f))
@@ -324,5 +326,5 @@ def load_mesh_folder(folder) -> dict[str, tuple]:
         m.compute_vertex_normals()
         out[f.stem] = ((m, GREY),)
     if not out:
-        raise ValueError(f"no readable mesh ({', '.join(MESH_SUFFIXES)}) in {str(root)!r}")
+        raise UserError(f"no readable mesh ({', '.join(MESH_SUFFIXES)}) in {str(root)!r}")
     return out

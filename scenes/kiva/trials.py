@@ -14,15 +14,17 @@ train input, train output, test input and options A, B, C as separate images.
 from __future__ import annotations
 
 import numpy as np
-import torch
 
-from engine.registry import register_task
+from engine.lazy import lazy_module
 from engine.sample import Draw
 from engine.scene import Scene
 
-from . import transforms as T
+from .family import FAMILY
 from .objects import OBJECTS
-from .render3d import sprite
+
+# torch and the GL stack: loaded when the first trial is drawn, so that listing tasks stays fast
+T = lazy_module("kernels.sprites")
+views = lazy_module("scenes.kiva.views")
 
 SPRITE = 128
 KIDS = {"colour": ("red", "green", "blue"), "size": ("x2", "x0.5"), "number": ("+1", "+2", "-1", "-2"),
@@ -49,6 +51,12 @@ EXTRAPOLATE = ("Which one of the three left-to-right object transformations (mar
 OPTIONS = ["(A)", "(B)", "(C)", "(D)"]
 MIN_CHANGE = 0.02              # share of pixels that must differ for two images to count as different
 SHAPE_CHANGE = 0.04            # share of the silhouettes' union that must differ (rotation, reflection)
+TARGETS = {"red": (255, 0, 0), "green": (0, 128, 0), "blue": (0, 0, 255), "yellow": (255, 255, 0)}
+
+
+def tint(sprites, colour: str):
+    """``sprites [B, 4, S, S]`` blended towards the named target colour (``grey``: luma)."""
+    return T.recolour(sprites, "grey" if colour == "grey" else TARGETS[colour])
 
 
 def wrong_parameter(domain: str, param: str) -> str:
@@ -59,12 +67,12 @@ def wrong_parameter(domain: str, param: str) -> str:
             "+1": "+1", "+2": "+2", "-1": "-1", "-2": "-2"}[param]
 
 
-def _apply(domain: str, param: str, base: torch.Tensor, start: int | str) -> tuple[torch.Tensor, torch.Tensor]:
+def _apply(domain: str, param: str, base, start: int | str):
     """(input, output) RGBA sprites ``[4, S, S]`` of one object for one transformation."""
     b = base[None]
     if domain == "colour":
-        inp = T.recolour(b, start)
-        return inp[0], T.recolour(inp, param)[0]
+        inp = tint(b, start)
+        return inp[0], tint(inp, param)[0]
     if domain == "size":
         inp = T.scale(b, 0.45)
         return inp[0], T.scale(inp, 2.0 if param == "x2" else 0.5)[0]
@@ -78,20 +86,19 @@ def _apply(domain: str, param: str, base: torch.Tensor, start: int | str) -> tup
     return inp[0], T.reflect(inp, param)[0]
 
 
-def differ(a: torch.Tensor, b: torch.Tensor, shape_only: bool = False) -> bool:
-    """Whether two RGBA images differ visibly: more than MIN_CHANGE of their pixels change
-    by more than 40 levels; with ``shape_only`` (rotation, reflection) the silhouettes must
-    differ on more than SHAPE_CHANGE of their union, so that shading alone never counts."""
+def differ(a, b, shape_only: bool = False) -> bool:
+    """Whether two RGBA images ``[4, S, S]`` differ visibly: more than MIN_CHANGE of their
+    pixels change by more than 40 levels; with ``shape_only`` (rotation, reflection) the
+    silhouettes must differ on more than SHAPE_CHANGE of their union, so that shading alone
+    never counts."""
     if a.shape != b.shape:
         return True
     if shape_only:
-        ma, mb = a[3] > 127, b[3] > 127
-        return (ma ^ mb).sum().item() > SHAPE_CHANGE * max(1, (ma | mb).sum().item())
-    d = (a.to(torch.int16) - b.to(torch.int16)).abs().amax(0) > 40
-    return d.float().mean().item() > MIN_CHANGE
+        return T.silhouette_change(a, b) > SHAPE_CHANGE
+    return T.pixel_change(a, b) > MIN_CHANGE
 
 
-def _panel(img: torch.Tensor) -> Scene:
+def _panel(img) -> Scene:
     s = Scene(background=(255, 255, 255))
     s.sprite(img, (0.5, 0.5), (0.92, 0.92))
     return s
@@ -113,47 +120,6 @@ def composite(train_in, train_out, test_in, options) -> Scene:
         s.arrow((x0 + 0.135, 0.62), (x0 + 0.175, 0.62), width=0.006, color=(0, 0, 0))
         s.sprite(opt, (x0 + 0.235, 0.62), (w, w))
     return s
-
-
-def trial(rng: np.random.Generator, index: int, domain: str, param: str) -> Draw:
-    """One KiVA trial; see the module docstring."""
-    control = index % 10 == 9
-    for _ in range(40):
-        train_obj, test_obj = (OBJECTS[int(i)] for i in rng.choice(len(OBJECTS), 2, replace=False))
-        start: int | str = 0
-        if domain == "colour":
-            start = [c for c in KIDS["colour"] if c != param][int(rng.integers(2))]
-            wrong = next(c for c in KIDS["colour"] if c not in (param, start))
-        elif domain == "number":
-            start = int(rng.choice([2, 3, 4] if param.startswith("+") else [3, 4, 5]))
-            wrong = None
-        else:
-            wrong = wrong_parameter(domain, param)
-        a = sprite(train_obj, "front", SPRITE)
-        b = sprite(test_obj, "front", SPRITE)
-        train_in, train_out = _apply(domain, param, a, start)
-        test_in, correct = _apply(domain, param, b, start)
-        if domain == "number":          # the same domain, the wrong count: start - 1 (for +), start + 1 (for -)
-            wrong_img = T.copies(b, int(start) - 1 if param.startswith("+") else int(start) + 1)
-            wrong_label = f"start{'-1' if param.startswith('+') else '+1'}"
-        else:
-            wrong_img = _apply(domain, wrong, b, start)[1]
-            wrong_label = wrong
-        if eligible(train_in, train_out, [correct, wrong_img, test_in], domain in ("rotation", "reflection")):
-            break
-    else:
-        raise RuntimeError(f"kiva/{domain}/{param}: no eligible objects in 40 draws (index {index})")
-    panels, order, answer = present(rng, control, train_in, train_out, test_in, correct, wrong_img)
-    others = [d for d in ("colour", "size", "number", "rotation") if d != ("rotation" if domain == "reflection" else domain)]
-    shown_domains = [("rotation" if domain == "reflection" else domain)] + [str(d) for d in rng.permutation(others)[:2]]
-    shown_domains = [shown_domains[int(i)] for i in rng.permutation(3)]
-    what = [DOMAIN_WORDS[d] for d in shown_domains] + ["No change between pictures", "Doesn't apply"]
-    what_gold = "No change between pictures" if control else DOMAIN_WORDS[domain]
-    how = [SPEC_WORDS[p] for p in KIDS[domain]] + ["Doesn't apply"]
-    return finish(panels, answer, {
-        "domain": domain, "parameter": param, "control": control, "objects": [train_obj, test_obj], "start": start,
-        "wrong": wrong_label, "options": order, "what": {"options": what, "gold": what.index(what_gold) + 1},
-        "how": {"options": how, "gold": None if control else KIDS[domain].index(param) + 1}})
 
 
 def eligible(train_in, train_out, options, shape_only: bool) -> bool:
@@ -178,33 +144,49 @@ def present(rng: np.random.Generator, control: bool, train_in, train_out, test_i
 
 def finish(panels, answer: str, meta: dict) -> Draw:
     """The trial as a sample: the extrapolation question, the letter answer, the metadata."""
-    return Draw(panels, SYSTEM + "\n\n" + EXTRAPOLATE, answer, "fixed", options=OPTIONS,
-                meta={**meta, "prompt_panels": [0], "gold_text": answer})
+    return Draw(panels, SYSTEM + "\n\n" + EXTRAPOLATE, answer, "fixed", options=OPTIONS, meta=meta,
+                gold_text=answer, prompt_panels=[0])
 
 
-def read_choice(reply, sample):
-    """The first "(A)".."(D)" in the reply decides (else the first standalone letter A-D)."""
-    import re
-
-    from evals.parsing import Parsed
-
-    text = reply if isinstance(reply, str) else ""
-    m = re.search(r"\(([A-Da-d])\)", text)
-    if m:
-        value = f"({m.group(1).upper()})"
-        return Parsed(value, text.strip() == value)
-    m = re.search(r"(?<![A-Za-z])([A-D])(?![A-Za-z])", text)
-    return Parsed(f"({m.group(1)})" if m else None, False)
-
-
-def _register() -> None:
-    for domain, params in KIDS.items():
-        for p in params:
-            def task(rng, index, domain=domain, p=p):
-                return trial(rng, index, domain, p)
-            task.__doc__ = f"KiVA {domain}: {SPEC_WORDS[p]}"
-            register_task(f"kiva/{domain}/{p}", reader=read_choice,
-                          answer_distribution={"(A)": 1 / 3, "(B)": 1 / 3, "(C)": 1 / 3})(task)
-
-
-_register()
+@FAMILY.task(cases={f"kiva/{d}/{p}": {"domain": d, "param": p} for d, ps in KIDS.items() for p in ps},
+             description=lambda domain, param: f"KiVA {domain}: {SPEC_WORDS[param]}",
+             answer_distribution={"(A)": 1 / 3, "(B)": 1 / 3, "(C)": 1 / 3})
+def trial(rng: np.random.Generator, index: int, domain: str, param: str) -> Draw:
+    """One KiVA trial; see the module docstring."""
+    control = index % 10 == 9
+    for _ in range(40):
+        train_obj, test_obj = (OBJECTS[int(i)] for i in rng.choice(len(OBJECTS), 2, replace=False))
+        start: int | str = 0
+        if domain == "colour":
+            start = [c for c in KIDS["colour"] if c != param][int(rng.integers(2))]
+            wrong = next(c for c in KIDS["colour"] if c not in (param, start))
+        elif domain == "number":
+            start = int(rng.choice([2, 3, 4] if param.startswith("+") else [3, 4, 5]))
+            wrong = None
+        else:
+            wrong = wrong_parameter(domain, param)
+        a = views.sprite(train_obj, "front", SPRITE)
+        b = views.sprite(test_obj, "front", SPRITE)
+        train_in, train_out = _apply(domain, param, a, start)
+        test_in, correct = _apply(domain, param, b, start)
+        if domain == "number":          # the same domain, the wrong count: start - 1 (for +), start + 1 (for -)
+            wrong_img = T.copies(b, int(start) - 1 if param.startswith("+") else int(start) + 1)
+            wrong_label = f"start{'-1' if param.startswith('+') else '+1'}"
+        else:
+            wrong_img = _apply(domain, wrong, b, start)[1]
+            wrong_label = wrong
+        if eligible(train_in, train_out, [correct, wrong_img, test_in], domain in ("rotation", "reflection")):
+            break
+    else:
+        raise RuntimeError(f"kiva/{domain}/{param}: no eligible objects in 40 draws (index {index})")
+    panels, order, answer = present(rng, control, train_in, train_out, test_in, correct, wrong_img)
+    others = [d for d in ("colour", "size", "number", "rotation") if d != ("rotation" if domain == "reflection" else domain)]
+    shown_domains = [("rotation" if domain == "reflection" else domain)] + [str(d) for d in rng.permutation(others)[:2]]
+    shown_domains = [shown_domains[int(i)] for i in rng.permutation(3)]
+    what = [DOMAIN_WORDS[d] for d in shown_domains] + ["No change between pictures", "Doesn't apply"]
+    what_gold = "No change between pictures" if control else DOMAIN_WORDS[domain]
+    how = [SPEC_WORDS[p] for p in KIDS[domain]] + ["Doesn't apply"]
+    return finish(panels, answer, {
+        "domain": domain, "parameter": param, "control": control, "objects": [train_obj, test_obj], "start": start,
+        "wrong": wrong_label, "options": order, "what": {"options": what, "gold": what.index(what_gold) + 1},
+        "how": {"options": how, "gold": None if control else KIDS[domain].index(param) + 1}})

@@ -1,16 +1,17 @@
 """Percept-V domains about colours, layers, figure-ground and reflections."""
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
-import torch
 
+from engine.lazy import lazy_module
 from engine.placement import PlacementError
 from engine.scene import Scene
 
 from .common import BASIC, PALETTE, WHITE, Form, domain, legend, pick, place, shape
+
+textures = lazy_module("kernels.textures")    # torch: loaded when a busy background is first drawn
 
 BASIC4 = ("circle", "triangle", "square", "pentagon")
 PALETTE_NAMES = tuple(PALETTE)
@@ -67,38 +68,9 @@ def layered_shapes(rng, n, instance):
     return s, list(reversed(kinds)), {"outside_in": kinds}
 
 
-@functools.lru_cache(maxsize=10)
-def background(k: int, size: int = 512) -> torch.Tensor:
-    """Busy background ``k`` (0..9): a deterministic procedural texture, ``[3, size, size]`` uint8."""
-    g = torch.Generator().manual_seed(1000 + k)
-    y, x = torch.meshgrid(torch.linspace(0, 1, size), torch.linspace(0, 1, size), indexing="ij")
-    kind = k % 5
-    base = torch.rand(3, generator=g) * 0.6 + 0.2
-    if kind == 0:                                      # smooth colour noise
-        low = torch.rand(3, 1, 12, 12, generator=g)
-        img = torch.nn.functional.interpolate(low, size=(size, size), mode="bicubic", align_corners=False)[:, 0]
-    elif kind == 1:                                    # interference stripes
-        f = torch.rand(3, 2, generator=g) * 40 + 10
-        img = torch.stack([0.5 + 0.5 * torch.sin(f[i, 0] * x + f[i, 1] * y * (1 + i)) for i in range(3)])
-    elif kind == 2:                                    # checkered tiles of random colours
-        n = 8 + k
-        tiles = torch.rand(3, n, n, generator=g)
-        img = tiles[:, (y * n).long().clamp(max=n - 1), (x * n).long().clamp(max=n - 1)]
-    elif kind == 3:                                    # overlapping blobs
-        img = base[:, None, None].expand(3, size, size).clone()
-        for _ in range(40):
-            cx, cy, r = torch.rand(3, generator=g)
-            col = torch.rand(3, generator=g)
-            m = ((x - cx) ** 2 + (y - cy) ** 2) < (0.03 + 0.12 * r) ** 2
-            img[:, m] = col[:, None]
-    else:                                              # fine grain on a gradient
-        img = torch.stack([base[i] * (0.6 + 0.4 * x) for i in range(3)]) + torch.rand(3, size, size, generator=g) * 0.35
-    return (img.clamp(0, 1) * 255).round().to(torch.uint8)
-
-
 def _busy(n, instance, radius, rng):
     s = Scene(background=WHITE)
-    s.sprite(background(instance % 10), (0.5, 0.5), (1.0, 1.0))
+    s.sprite(textures.busy(instance % 10), (0.5, 0.5), (1.0, 1.0))
     return s, place(rng, np.full(n, radius), (0.02, 0.02, 0.98, 0.98), 0.02)
 
 
@@ -108,7 +80,7 @@ def list_colours(rng, n, instance):
     """n shapes in n palette colours on busy background ``instance % 10``, with the legend."""
     names = pick(rng, PALETTE_NAMES, n)
     s = Scene(background=WHITE)
-    s.sprite(background(instance % 10), (0.5, 0.38), (1.0, 0.76))
+    s.sprite(textures.busy(instance % 10), (0.5, 0.38), (1.0, 0.76))
     for name, p in zip(names, place(rng, np.full(n, 0.05), (0.02, 0.02, 0.98, 0.74), 0.02)):
         shape(s, pick(rng, BASIC4), tuple(p), 0.05, PALETTE[name])
     legend(s)

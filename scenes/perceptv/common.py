@@ -1,5 +1,6 @@
 """Shared pieces of the Percept-V domains: the 20-colour palette and its legend, shapes, the
-answer formats, and the ``perceptv/<domain>`` registration.
+answer formats and the reply reader, and the domain records (registered as tasks in
+``tasks.py``).
 
 Sample ``index`` of a domain is problem size ``index // 10 % 20 + 1`` and instance
 ``index % 10`` (plus 10 per further block of 200), so ``--count 200`` is the benchmark's
@@ -8,15 +9,18 @@ instances. :func:`make` draws one problem of any size the domain allows.
 """
 from __future__ import annotations
 
-import functools
 import re
 from dataclasses import dataclass
 
 import numpy as np
 
+from engine.answers import format_answer
+from engine.errors import UserError
 from engine.placement import PlacementError, scatter
-from engine.registry import get_task, register_task
-from engine.sample import Draw
+from engine.registry import get_task
+from engine.replies import Parsed
+from engine.rng import sample_rng
+from engine.sample import Draw, Sample
 from engine.scene import Scene
 
 from .prompts import PROMPTS, SUFFIX
@@ -60,25 +64,21 @@ def size_instance(index: int) -> tuple[int, int]:
 
 
 def domain(name: str, answer_type: str, skills: str, max_size: int, form: "Form", fixes: str = ""):
-    """Register ``fn(rng, size, instance) -> (panels, answer, meta)`` as ``perceptv/<name>``
-    (the reference's distribution). With ``fixes`` (what shortcut the reference leaves), the
-    domain also registers ``perceptv_fixed/<name>``, whose ``fn`` gets ``fixed=True``."""
+    """Record ``fn(rng, size, instance) -> (panels, answer, meta)`` as the domain ``name``; it
+    becomes the task ``perceptv/<name>`` (the reference's distribution) and, with ``fixes``
+    (the shortcut the reference leaves), also ``perceptv_fixed/<name>``, whose ``fn`` gets
+    ``fixed=True``."""
     def deco(fn):
-        d = Domain(name, answer_type, tuple(skills.split(",")), max_size, form, fn, fixes)
-        DOMAINS[name] = d
-        for family, fixed in (("perceptv", False),) + ((("perceptv_fixed", True),) if fixes else ()):
-            def task(rng, index, fixed=fixed):
-                size, instance = size_instance(index)
-                return _draw(d, rng, size, instance, fixed)
-            task.__doc__ = (fn.__doc__ or "").strip().split("\n")[0] + (f" Fixed: {fixes}." if fixed else "")
-            register_task(f"{family}/{name}", rank=len(DOMAINS), reader=functools.partial(read_reply, d))(task)
+        DOMAINS[name] = Domain(name, answer_type, tuple(skills.split(",")), max_size, form, fn, fixes)
         return fn
     return deco
 
 
-def _draw(d: Domain, rng, size: int, instance: int, fixed: bool = False) -> Draw:
+def draw_problem(d: Domain, rng, size: int, instance: int, fixed: bool = False) -> Draw:
+    """One problem of domain ``d`` at ``size`` (a clear error past its maximum), retried on
+    placement failures."""
     if not 1 <= size <= d.max_size:
-        raise ValueError(f"size={size!r} is out of range for perceptv/{d.name}: 1..{d.max_size}")
+        raise UserError(f"size={size!r} is out of range for perceptv/{d.name}: 1..{d.max_size}")
     for _ in range(ATTEMPTS):
         try:
             panels, answer, meta = d.fn(rng, size, instance, fixed=True) if fixed else d.fn(rng, size, instance)
@@ -87,36 +87,31 @@ def _draw(d: Domain, rng, size: int, instance: int, fixed: bool = False) -> Draw
             continue
     else:
         raise RuntimeError(f"perceptv/{d.name}: no layout for size {size} in {ATTEMPTS} attempts")
-    meta = {"domain": d.name, "size": size, "instance": instance, "skills": list(d.skills),
-            "gold_text": d.form.render(answer), **meta}
-    return Draw(panels, PROMPTS[d.name] + SUFFIX, answer, d.answer_type, meta=meta)
+    meta = {"domain": d.name, "size": size, "instance": instance, "skills": list(d.skills), **meta}
+    return Draw(panels, PROMPTS[d.name] + SUFFIX, answer, d.answer_type, meta=meta, gold_text=d.form.render(answer))
 
 
-def make(name: str, size: int, instance: int = 0, seed: int = 0, fixed: bool = False):
+def make(name: str, size: int, instance: int = 0, seed: int = 0, fixed: bool = False) -> Sample:
     """One problem of ``perceptv/<name>`` (``perceptv_fixed/<name>`` with ``fixed``) at any
     allowed ``size`` (a clear error otherwise)."""
-    from engine.rng import sample_rng
-    from engine.sample import Sample
-
     if name not in DOMAINS:
-        raise ValueError(f"unknown Percept-V domain {name!r}; domains: {', '.join(sorted(DOMAINS))}")
+        raise UserError(f"unknown Percept-V domain {name!r}; domains: {', '.join(sorted(DOMAINS))}")
     d = DOMAINS[name]
     if fixed and not d.fixes:
-        raise ValueError(f"perceptv/{name} has no fixed variant; domains with one: "
-                         f"{', '.join(sorted(k for k, v in DOMAINS.items() if v.fixes))}")
+        raise UserError(f"perceptv/{name} has no fixed variant; domains with one: "
+                        f"{', '.join(sorted(k for k, v in DOMAINS.items() if v.fixes))}")
     task = get_task(f"perceptv{'_fixed' if fixed else ''}/{name}")
-    draw = _draw(d, sample_rng(seed, f"{task.id}@{size}", instance), int(size), int(instance), fixed)
+    draw = draw_problem(d, sample_rng(seed, f"{task.id}@{size}", instance), int(size), int(instance), fixed)
     panels = draw.panels if isinstance(draw.panels, list) else [draw.panels]
     return Sample(task.id, seed, instance, panels, draw.question, draw.answer, draw.answer_type, draw.options,
-                  {"params": {}, **draw.meta})
+                  {"params": dict(task.params), **draw.meta}, gold_text=draw.gold_text)
 
 
-def read_reply(d: Domain, reply, sample):
-    """A reply in the domain's output format -> ``Parsed`` canonical answer text (strict when
-    the reply is exactly the format). For ``cross_and_knots`` any safe cell reads as the gold."""
-    from engine.answers import format_answer
-    from evals.parsing import Parsed
-
+def read_reply(reply, sample) -> Parsed:
+    """The family's reader: a reply in the sample's domain's output format -> the canonical
+    answer text (strict when the reply is exactly the format). For ``cross_and_knots`` any
+    safe cell reads as the gold."""
+    d = DOMAINS[sample.meta["domain"]]
     value, strict = d.form.read(reply)
     if value is None:
         return Parsed(None, False)

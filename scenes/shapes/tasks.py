@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from engine.placement import scatter
-from engine.registry import register_task
 from engine.sample import Draw
 from engine.scene import Scene
+from engine.shapes import SHAPES, draw_shape
+
+from .family import FAMILY
 
 BACKGROUND = (255, 255, 255)
 # Well separated named colours (RGB), all far from the white background.
@@ -15,25 +16,6 @@ COLOURS = {
     "red": (220, 20, 20), "green": (20, 150, 40), "blue": (30, 60, 220), "yellow": (235, 200, 0),
     "orange": (245, 120, 0), "purple": (130, 30, 170), "cyan": (0, 180, 200), "black": (0, 0, 0),
 }
-SHAPES = ("circle", "triangle", "square", "pentagon", "hexagon", "star", "diamond", "cross", "plus",
-          "heart", "spade", "club")
-
-
-def draw_shape(scene: Scene, shape: str, center, radius, color, **style) -> None:
-    """Draw one of ``SHAPES`` fitting a disc of ``radius`` at ``center``."""
-    if shape == "circle":
-        scene.circle(center, radius, color=color, **style)
-    elif shape == "triangle":
-        scene.polygon(center, radius, 3, color=color, **style)
-    elif shape == "square":
-        scene.square(center, radius * 1.41, color=color, **style)
-    elif shape == "pentagon":
-        scene.polygon(center, radius, 5, color=color, **style)
-    elif shape == "hexagon":
-        scene.polygon(center, radius, 6, color=color, **style)
-    else:
-        getattr(scene, shape)(center, radius * (0.72 if shape in ("heart", "spade", "club", "cross", "plus") else 1.0),
-                              color=color, **style)
 
 
 def scatter_objects(rng: np.random.Generator, shapes, colours, radii, gap=0.02) -> tuple[Scene, list[dict]]:
@@ -52,7 +34,7 @@ def _plural(shape: str) -> str:
     return shape + ("es" if shape.endswith("s") else "s")
 
 
-@register_task("shapes/count/{shape}", shape=["circle", "triangle", "square", "star", "heart"])
+@FAMILY.task("shapes/count/{shape}", shape=["circle", "triangle", "square", "star", "heart"])
 def count(rng: np.random.Generator, shape: str) -> Draw:
     """Count one shape kind among distractors of other kinds."""
     k = int(rng.integers(1, 10))
@@ -68,7 +50,7 @@ def count(rng: np.random.Generator, shape: str) -> Draw:
                 meta={"objects": objects, "count": k})
 
 
-@register_task("shapes/colours")
+@FAMILY.task("shapes/colours")
 def colours(rng: np.random.Generator) -> Draw:
     """Name the set of colours present."""
     names = list(COLOURS)
@@ -82,7 +64,7 @@ def colours(rng: np.random.Generator) -> Draw:
     return Draw(s, q, present, "set", meta={"objects": objects})
 
 
-@register_task("shapes/size_order")
+@FAMILY.task("shapes/size_order")
 def size_order(rng: np.random.Generator) -> Draw:
     """List the colours of the shapes from smallest to largest."""
     n = int(rng.integers(2, 6))
@@ -98,7 +80,7 @@ def size_order(rng: np.random.Generator) -> Draw:
     return Draw(s, q, answer, "list", meta={"shape": shape, "colours": cols, "radii": radii.tolist()})
 
 
-@register_task("shapes/same_shape")
+@FAMILY.task("shapes/same_shape")
 def same_shape(rng: np.random.Generator) -> Draw:
     """Two panels: is the same kind of shape drawn in both?"""
     a = SHAPES[int(rng.integers(len(SHAPES)))]
@@ -115,15 +97,15 @@ def same_shape(rng: np.random.Generator) -> Draw:
                 "yes" if same else "no", "fixed", options=["yes", "no"], meta={"shapes": [a, b]})
 
 
-def _checker_sprite(rng: np.random.Generator) -> torch.Tensor:
-    cells = torch.from_numpy(rng.integers(0, 2, size=(4, 4)).astype(np.uint8))
-    img = torch.zeros(4, 32, 32, dtype=torch.uint8)
-    on = cells.repeat_interleave(8, 0).repeat_interleave(8, 1).bool()
+def _checker_sprite(rng: np.random.Generator) -> np.ndarray:
+    """A 4x4 red/blue checkerboard, ``[4, 32, 32]`` uint8 RGBA."""
+    on = rng.integers(0, 2, size=(4, 4)).astype(bool).repeat(8, 0).repeat(8, 1)
+    img = np.zeros((4, 32, 32), np.uint8)
     img[0][on], img[2][~on], img[3] = 255, 255, 255
     return img
 
 
-@register_task("shapes/gallery")
+@FAMILY.task("shapes/gallery")
 def gallery(rng: np.random.Generator) -> Draw:
     """Every primitive kind in one scene; which kind is drawn in red?"""
     s = Scene(background=(235, 235, 235))
@@ -182,7 +164,7 @@ def gallery(rng: np.random.Generator) -> Draw:
 WORDS = ("cat", "tree", "river", "seven", "blue", "north", "glass", "piano", "orbit", "lemon", "quartz", "jigsaw")
 
 
-@register_task("shapes/read_text")
+@FAMILY.task("shapes/read_text")
 def read_text(rng: np.random.Generator) -> Draw:
     """Read a word written at a random angle."""
     word = str(rng.choice(WORDS))

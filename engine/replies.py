@@ -1,6 +1,12 @@
-"""Reading model replies: the strict answer format first, then a documented lenient
-fallback; a reply neither reading accepts is a *format error*, counted apart from wrong
-answers.
+"""Reading model replies: the contract (:class:`Parsed`, the reader signature) and the
+default reader of each answer type.
+
+A *reader* is ``reader(reply: str, sample: Sample) -> Parsed``: it reads the reply the way
+the sample's prompt asks for it and returns the canonical answer text it states (or
+``None``). A family whose answers have their own format registers its reader with its
+tasks; every other task is read by :func:`read_answer`: the strict answer format first,
+then a documented lenient fallback. A reply neither reading accepts is a *format error*,
+counted apart from wrong answers.
 
 Lenient rules (applied only when the strict form fails):
 
@@ -18,7 +24,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.answers import format_answer, parse_answer
+from typing import TYPE_CHECKING, Callable
+
+from .answers import format_answer, parse_answer
+
+if TYPE_CHECKING:
+    from .sample import Sample
 
 
 @dataclass(frozen=True)
@@ -33,6 +44,9 @@ class Parsed:
     def format_error(self) -> bool:
         return self.value is None
 
+
+Reader = Callable[[str, "Sample"], Parsed]
+"""``reader(reply, sample) -> Parsed``: how a task's replies are read."""
 
 _TRIM = " \t\r\n.,;:!?\"'`*()[]{}<>"
 
@@ -96,6 +110,11 @@ def parse_reply(reply: str, answer_type: str, options: list[str] | None = None) 
         items = [i.strip(_TRIM) for i in m.group(1).split(",") if i.strip(_TRIM)]
         return Parsed(format_answer(items, answer_type) if items else None, False)
     raise ValueError(f"answer_type={answer_type!r}; allowed: single, fixed, list, set")
+
+
+def read_answer(reply: str, sample: Sample) -> Parsed:
+    """The default reader: :func:`parse_reply` with the sample's answer type and options."""
+    return parse_reply(reply, sample.answer_type, sample.options)
 
 
 def is_correct(parsed: Parsed, gold: str, answer_type: str) -> bool:

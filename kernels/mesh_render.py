@@ -1,24 +1,25 @@
-"""Headless rendering of the 3D objects into RGBA sprites (pyrender on EGL), cached by
-(object, view, size) in memory and on disk (``~/.cache/procvis/kiva``)."""
+"""Headless rendering of coloured triangle meshes into RGBA sprites (pyrender on EGL).
+
+``render_parts(parts, view, size)`` draws ``((mesh, rgb), ...)`` (open3d triangle meshes
+fitting the unit sphere) with soft shading on a transparent background, seen from one of
+the named ``VIEWS``. pyrender and the GL stack load on first use; a missing system library
+is named in a :class:`HeadlessGLError`."""
 from __future__ import annotations
 
 import ctypes.util
 import functools
-import hashlib
 import math
 import os
-from pathlib import Path
 
 import numpy as np
 import torch
 
-from .objects import build
+from .errors import SetupError
 
 VIEWS = {"front": (25.0, 15.0), "side": (70.0, 15.0), "top": (25.0, 55.0)}   # azimuth, elevation (degrees)
-CACHE_VERSION = 1
 
 
-class HeadlessGLError(RuntimeError):
+class HeadlessGLError(SetupError):
     """No headless OpenGL (EGL) is available to render 3D objects."""
 
 
@@ -65,8 +66,8 @@ def _camera_pose(azimuth: float, elevation: float, distance: float = 4.0) -> np.
 
 
 def render_parts(parts, view: str = "front", size: int = 256) -> torch.Tensor:
-    """RGBA sprite ``[4, size, size]`` uint8 of ``parts`` (from :func:`objects.build`): soft
-    shading, transparent background, the object filling about 90% of the frame."""
+    """RGBA sprite ``[4, size, size]`` uint8 of ``parts`` (``((mesh, rgb in 0..1), ...)``):
+    soft shading, transparent background, the object filling about 90% of the frame."""
     if view not in VIEWS:
         raise ValueError(f"view={view!r}; views: {', '.join(VIEWS)}")
     pyrender, trimesh = _renderer_module()
@@ -81,31 +82,3 @@ def render_parts(parts, view: str = "front", size: int = 256) -> torch.Tensor:
     scene.add(pyrender.DirectionalLight(color=[1.0, 1.0, 1.0], intensity=2.6), pose=key)
     colour, _ = _offscreen(size).render(scene, flags=pyrender.RenderFlags.RGBA)
     return torch.from_numpy(np.ascontiguousarray(colour)).permute(2, 0, 1).contiguous()
-
-
-def _cache_dir() -> Path:
-    return Path(os.environ.get("PROCVIS_CACHE", Path.home() / ".cache" / "procvis")) / "kiva"
-
-
-@functools.lru_cache(maxsize=512)
-def sprite(name: str, view: str = "front", size: int = 256) -> torch.Tensor:
-    """The RGBA sprite of object ``name`` (``[4, size, size]`` uint8), rendered once and then
-    read from the cache."""
-    from PIL import Image
-
-    digest = hashlib.blake2b(f"{CACHE_VERSION}:{name}:{view}:{size}".encode(), digest_size=6).hexdigest()
-    path = _cache_dir() / f"{name}-{view}-{size}-{digest}.png"
-    if path.exists():
-        try:
-            return torch.from_numpy(np.asarray(Image.open(path).convert("RGBA")).copy()).permute(2, 0, 1).contiguous()
-        except OSError:
-            pass                         # a damaged cache file: render again
-    img = render_parts(build(name), view, size)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
-        Image.fromarray(img.permute(1, 2, 0).numpy(), "RGBA").save(tmp)
-        tmp.replace(path)
-    except OSError:
-        pass                             # an unwritable cache only costs speed
-    return img

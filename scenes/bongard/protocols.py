@@ -1,4 +1,4 @@
-"""Bongard protocols (the seed's five prompting strategies), the model judge and the report.
+"""The Bongard protocols: the seed's five prompting strategies.
 
 Panels of a Bongard sample: the collage, then left panels 1-6, right panels 1-6 (see
 ``scenes.bongard.tasks``). Every strategy ends with a turn whose reply is the two-sentence
@@ -16,9 +16,11 @@ answer; the seed's common system prompt opens each fresh conversation.
 """
 from __future__ import annotations
 
+from engine.protocol import Protocol, Turn
 from engine.sample import Sample
 
-from .protocols import Protocol, Turn, register_protocol
+from .family import FAMILY
+from .tasks import SYSTEM
 
 A2 = ("Here is the Bongard problem collage. Provide your answer as two plain sentences: first the concept for all left "
       "images, then the concept for all right images.")
@@ -95,11 +97,9 @@ class _Strategy(Protocol):
 
     def _turn(self, k, sample, images, replies):
         t = self.step(k, sample, images, replies)
-        from scenes.bongard.tasks import SYSTEM
-
         t.prompt = SYSTEM + "\n\n" + t.prompt
         if k == self.steps() - 1:
-            t.gold = sample.meta.get("gold_text")
+            t.gold = sample.reply_text
         else:
             t.gold = f"{sample.meta['reference']['left']} {sample.meta['reference']['right']}"
             t.history = False
@@ -114,8 +114,10 @@ def _right(images, i):
     return images[7 + i]
 
 
-@register_protocol
+@FAMILY.protocol
 class Direct(_Strategy):
+    """Bongard: the collage, one turn."""
+
     name = "bongard-direct"
 
     def steps(self):
@@ -125,8 +127,10 @@ class Direct(_Strategy):
         return Turn(A2, [images[0]])
 
 
-@register_protocol
+@FAMILY.protocol
 class DescriptiveDirect(_Strategy):
+    """Bongard: each of the 12 images described alone, then the collage with all descriptions."""
+
     name = "bongard-descriptive-direct"
 
     def steps(self):
@@ -138,8 +142,10 @@ class DescriptiveDirect(_Strategy):
         return Turn(A3_FINAL.format(" | ".join(replies[:6]), " | ".join(replies[6:12])), [images[0]], history=False)
 
 
-@register_protocol
+@FAMILY.protocol
 class ContrastiveDirect(_Strategy):
+    """Bongard: each left/right pair contrasted alone, then the collage with all difference lists."""
+
     name = "bongard-contrastive-direct"
 
     def steps(self):
@@ -152,8 +158,10 @@ class ContrastiveDirect(_Strategy):
         return Turn(A4_FINAL + " " + lists, [images[0]], history=False)
 
 
-@register_protocol
+@FAMILY.protocol
 class ContrastiveIterative(_Strategy):
+    """Bongard: the pairs one after another, refining a candidate concept; the last asks for the answer."""
+
     name = "bongard-contrastive-iterative"
 
     def steps(self):
@@ -166,8 +174,10 @@ class ContrastiveIterative(_Strategy):
         return Turn((A5_LAST if k == 5 else A5_NEXT).format(replies[-1]), pair, history=False)
 
 
-@register_protocol
+@FAMILY.protocol
 class DescriptiveIterative(_Strategy):
+    """Bongard: each side's images one after another refining its description, then the collage."""
+
     name = "bongard-descriptive-iterative"
 
     def steps(self):
@@ -185,81 +195,3 @@ class DescriptiveIterative(_Strategy):
 
 STRATEGIES = ("bongard-direct", "bongard-descriptive-direct", "bongard-contrastive-direct",
               "bongard-contrastive-iterative", "bongard-descriptive-iterative")
-
-
-# ---------------------------------------------------------------- the model judge
-
-JUDGE_USER = ("Task-specific evaluation instruction:\n{instruction}\nReference answers:\nLeft: {ref_left}\n"
-              "Right: {ref_right}\nExamples of correct answers:\n{correct}\nExamples of incorrect answers:\n{incorrect}\n"
-              "Model answer:\n{answer}")
-
-def class_instructions() -> dict[str, str]:
-    """The seed's category-specific judge instructions (appendix B.3), verbatim."""
-    import json
-    from pathlib import Path
-
-    return json.loads((Path(__file__).parent / "prompts" / "bongard_judge_instructions.json").read_text())
-
-
-def judge_prompt(concept, answer: str) -> str:
-    """The seed's judge prompt (system + user template + the category's instruction)."""
-    from scenes.bongard.judge import JUDGE_SYSTEM
-
-    ex = lambda pairs: "\n".join(f"Example {i + 1}:\nLeft: {a}\nRight: {b}" for i, (a, b) in enumerate(pairs))  # noqa: E731
-    return JUDGE_SYSTEM + "\n\n" + JUDGE_USER.format(
-        instruction=class_instructions()[concept.category], ref_left=concept.left, ref_right=concept.right,
-        correct=ex(concept.correct), incorrect=ex(concept.incorrect), answer=answer)
-
-
-def model_judge(runner, items) -> list[bool]:
-    """Grade ``items`` (``(task id, answer)`` pairs) with a text model through the runner
-    interface: a reply whose first word is ``correct`` accepts."""
-    from scenes.bongard import CONCEPTS
-
-    from .runners import Request
-
-    reqs = [Request(id=f"judge:{k}", task=tid, images=[], prompt=judge_prompt(CONCEPTS[tid], answer),
-                    answer_type="single", gold="correct")
-            for k, (tid, answer) in enumerate(items)]
-    replies = runner.generate(reqs) if reqs else []
-    return [r.strip().lower().split()[0].strip(".,:") == "correct" if r.strip() else False for r in replies]
-
-
-def judge_agreement(grade) -> dict:
-    """How often ``grade(task id, answer) -> bool`` agrees with the stored labels: every
-    concept's reference, its correct paraphrases (accept) and incorrect ones (reject)."""
-    from scenes.bongard import CONCEPTS
-
-    items = []
-    for tid, c in CONCEPTS.items():
-        items.append((tid, f"{c.left} {c.right}", True))
-        items += [(tid, f"{a} {b}", True) for a, b in c.correct]
-        items += [(tid, f"{a} {b}", False) for a, b in c.incorrect]
-    hits = [grade(tid, ans) == label for tid, ans, label in items]
-    return {"items": len(items), "agreement": sum(hits) / len(items)}
-
-
-# ---------------------------------------------------------------- report
-
-HUMANS = {"all": 0.745, "number": 0.823, "presence": 0.734, "same": 0.577, "semantic": 0.853, "shape": 0.801,
-          "size": 0.778, "spatial": 0.518}
-COLUMNS = ("all", "number", "presence", "same", "semantic", "shape", "size", "spatial")
-
-
-def report(results: list[dict], folder=None, title: str = "") -> str:
-    """Accuracy per category in the seed's results-table layout, with its human baseline row."""
-    rs = [r for r in results if r["task"].startswith("bongard/")]
-    if not rs:
-        return ""
-    by: dict[str, list[bool]] = {"all": []}
-    for r in rs:
-        cat = r["task"].split("/")[2]
-        by.setdefault(cat, []).append(r["correct"])
-        by["all"].append(r["correct"])
-    row = lambda name, vals: "| " + name + " | " + " | ".join(vals) + " |"  # noqa: E731
-    fmt = lambda c: f"{sum(by[c]) / len(by[c]):.3f}" if by.get(c) else "-"  # noqa: E731
-    lines = ["## Bongard", "", f"{len(rs)} problems, graded by the rule-based judge (first sentence: left concept, "
-             "second: right).", "", row("Model", COLUMNS), "|" + "---|" * (len(COLUMNS) + 1),
-             row("Humans (seed)", [f"{HUMANS[c]:.3f}" for c in COLUMNS]), row(title or "this run", [fmt(c) for c in COLUMNS]),
-             ""]
-    return "\n".join(lines)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from engine.preview import printable, save_png
-from engine.render import render
-from engine.scene import Scene
+from .preview import printable, save_png
+from .rendering import render
+from .scene import Scene
 
 
 MAX_BARS = 60

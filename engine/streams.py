@@ -15,8 +15,10 @@ from torch.utils.data import IterableDataset, get_worker_info
 
 from kernels.layout import stitch
 
-from .registry import get_task, resolve
-from .render import canvas_size, render
+from .canvas import canvas_size
+from .errors import UserError
+from .registry import get_task, resolve, run_settings
+from .rendering import render
 
 
 def _rank_world() -> tuple[int, int]:
@@ -31,14 +33,16 @@ class SampleStream(IterableDataset):
     """Rendered batches of the tasks matching ``pattern``; see :func:`stream`."""
 
     def __init__(self, pattern: str, seed: int = 0, batch_size: int = 32, size=224, device="cpu",
-                 count: int | None = None, offset: int = 0, panels: str = "stitch"):
+                 count: int | None = None, offset: int = 0, panels: str = "stitch", settings: dict | None = None):
         if int(batch_size) != batch_size or batch_size <= 0:
-            raise ValueError(f"batch_size={batch_size!r} must be a positive integer")
+            raise UserError(f"batch_size={batch_size!r} must be a positive integer")
         if count is not None and (int(count) != count or count <= 0):
-            raise ValueError(f"count={count!r} must be a positive integer or None (endless)")
+            raise UserError(f"count={count!r} must be a positive integer or None (endless)")
         if panels not in ("stitch", "first"):
-            raise ValueError(f"panels={panels!r}; allowed: stitch, first")
-        self.tasks = [t.id for t in resolve(pattern)]
+            raise UserError(f"panels={panels!r}; allowed: stitch, first")
+        bound = resolve(pattern, settings)
+        self.tasks = [t.id for t in bound]
+        self.settings = run_settings(bound)       # resolved here, so every worker draws the same samples
         self._task_objs = None
         self.seed, self.batch_size, self.count, self.offset = int(seed), int(batch_size), count, int(offset)
         self.size = canvas_size(size)
@@ -48,7 +52,7 @@ class SampleStream(IterableDataset):
     def item(self, i: int):
         """The sample at stream position ``i``."""
         if self._task_objs is None:
-            self._task_objs = [get_task(t) for t in self.tasks]
+            self._task_objs = [get_task(t, self.settings) for t in self.tasks]
         T = len(self.tasks)
         return self._task_objs[i % T].sample(self.seed, self.offset + i // T)
 
@@ -86,7 +90,7 @@ class SampleStream(IterableDataset):
 
 
 def stream(pattern: str, seed: int = 0, batch_size: int = 32, size=224, device="cpu", count: int | None = None,
-           offset: int = 0, panels: str = "stitch") -> SampleStream:
+           offset: int = 0, panels: str = "stitch", settings: dict | None = None) -> SampleStream:
     """An ``IterableDataset`` yielding dicts of rendered batches of the tasks matching ``pattern``.
 
     Each item: ``images`` ``[B,3,H,W]`` uint8 on ``device`` (several panels are stitched side
@@ -94,6 +98,7 @@ def stream(pattern: str, seed: int = 0, batch_size: int = 32, size=224, device="
     ``question``, ``answer``, ``answer_type`` and tensor ``index``. Endless unless ``count``
     (total samples) is given. Use it with ``DataLoader(ds, batch_size=None, num_workers=K)``;
     under ``torchrun`` each rank takes its own share. With DataLoader workers keep
-    ``device="cpu"`` and move batches in the main process.
+    ``device="cpu"`` and move batches in the main process. ``settings``: family settings
+    (qualified names, e.g. ``{"jigsaw.images": "/data/photos"}``).
     """
-    return SampleStream(pattern, seed, batch_size, size, device, count, offset, panels)
+    return SampleStream(pattern, seed, batch_size, size, device, count, offset, panels, settings)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import functools
-import math
 from typing import Sequence
 
 import numpy as np
@@ -13,28 +12,10 @@ from kernels.glyphs import load_atlas
 from kernels.raster import prepare
 
 from .batch import SceneBatch
+from .canvas import canvas_size
 from .scene import Scene, parse_color
 
 BACKENDS = ("auto", "torch", "numba")
-MAX_SIDE = 8192
-
-
-def canvas_size(size) -> tuple[int, int]:
-    """``size`` (an int, or ``(height, width)``) -> ``(H, W)``, with a clear error when it is
-    not a positive whole number of pixels up to ``MAX_SIDE``."""
-    pair = (size, size) if not isinstance(size, (tuple, list)) else tuple(size)
-    if len(pair) != 2:
-        raise ValueError(f"size={size!r} must be an int or (height, width)")
-    out = []
-    for v in pair:
-        try:
-            f = float(v)
-        except (TypeError, ValueError):
-            raise ValueError(f"size={size!r} must be a whole number of pixels in 1..{MAX_SIDE}") from None
-        if not math.isfinite(f) or f != int(f) or not (1 <= f <= MAX_SIDE):
-            raise ValueError(f"size={size!r} must be a whole number of pixels in 1..{MAX_SIDE}")
-        out.append(int(f))
-    return out[0], out[1]
 
 
 @functools.lru_cache(maxsize=8)

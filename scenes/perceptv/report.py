@@ -1,60 +1,20 @@
-"""Percept-V protocols and report.
-
-``perceptv`` is the benchmark's zero-shot protocol: the domain's prompt (with its output
-format line and the closing instruction) and the image(s), one turn. ``perceptv-1shot``
-first shows a solved exemplar, a different instance of the same domain and size with its
-gold answer written in the output format, as an earlier exchange, then asks the problem.
-
-The report gives accuracy (all-or-nothing exact match) and format errors per domain, per
-TVPS-4 skill (a domain counts in each skill it tests) and per problem size, with the
-accuracy-vs-size curve of every skill (the paper's Figure 2).
-"""
+"""The Percept-V section of an evaluation report: accuracy (all-or-nothing exact match) and
+format errors per domain, per TVPS-4 skill (a domain counts in each skill it tests) and per
+problem size, with the accuracy-vs-size curve of every skill (the paper's Figure 2)."""
 from __future__ import annotations
 
 from pathlib import Path
 
-from engine.outputs import render_samples
-from engine.sample import Sample
+from engine.lazy import lazy_module
 
-from .protocols import Protocol, Turn, register_protocol
+from .common import DOMAINS, SKILL_NAMES, size_instance
+from .family import FAMILY
 
-EXEMPLAR_OFFSET = 1_000_000          # exemplars come from indices no dataset of 200 per domain uses
-
-
-@register_protocol
-class PerceptV(Protocol):
-    """Zero-shot: the prompt and the image(s)."""
-
-    name = "perceptv"
-
-    def first(self, sample: Sample, images) -> Turn:
-        return Turn(sample.question, list(images), gold=sample.meta.get("gold_text"))
-
-
-@register_protocol
-class PerceptVOneShot(Protocol):
-    """One solved exemplar of the same domain and size, then the problem."""
-
-    name = "perceptv-1shot"
-
-    def first(self, sample: Sample, images) -> Turn:
-        from engine.registry import get_task
-
-        # same size (index // 10 % 20), another instance
-        ex = get_task(sample.task).sample(sample.seed, EXEMPLAR_OFFSET + sample.index)
-        shown = render_samples([ex], tuple(images[0].shape[-2:]))[0]
-        return Turn(ex.question, list(shown), reply=ex.meta["gold_text"])
-
-    def next(self, sample: Sample, images, turns):
-        if len(turns) == 1:
-            return Turn(sample.question, list(images), gold=sample.meta.get("gold_text"))
-        return None
+plots = lazy_module("engine.plots")             # drawn by the renderer (torch): loaded when a report is written
 
 
 def rows(results: list[dict]) -> list[dict]:
     """The Percept-V results with their domain, size and skills."""
-    from scenes.perceptv import DOMAINS, size_instance
-
     out = []
     for r in results:
         if r["task"].startswith("perceptv/"):
@@ -71,8 +31,6 @@ def _acc(rs) -> tuple[float, float, int]:
 
 def tables(rs: list[dict]) -> dict:
     """Accuracy and format-error rate by domain, by skill and by size (and skill x size)."""
-    from scenes.perceptv import SKILL_NAMES
-
     by = {"domain": {}, "skill": {}, "size": {}, "skill_size": {}}
     for r in rs:
         by["domain"].setdefault(r["domain"], []).append(r)
@@ -98,13 +56,12 @@ def to_markdown(t: dict) -> str:
     return "\n".join(lines)
 
 
+@FAMILY.report
 def report(results: list[dict], folder, title: str = "") -> str:
     """The Percept-V section of ``summary.md`` and its plot (empty when no Percept-V task ran)."""
     rs = rows(results)
     if not rs:
         return ""
-    from .plots import curve_plot
-
     t = tables(rs)
     sizes = sorted(t["size"])
     lo, hi = sizes[0], max(sizes[-1], sizes[0] + 1)
@@ -112,6 +69,6 @@ def report(results: list[dict], folder, title: str = "") -> str:
     for skill in t["skill"]:
         pts = [((s - lo) / (hi - lo), t["skill_size"][(skill, s)][0]) for s in sizes if (skill, s) in t["skill_size"]]
         curves[skill] = pts
-    curve_plot(curves, Path(folder) / "perceptv_sizes.png", f"{title}: accuracy by problem size",
+    plots.curve_plot(curves, Path(folder) / "perceptv_sizes.png", f"{title}: accuracy by problem size",
                f"problem size ({lo} to {hi})", "accuracy", xlabels=(lo, hi))
     return to_markdown(t)

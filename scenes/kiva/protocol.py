@@ -1,4 +1,4 @@
-"""The KiVA protocol: three stages in one conversation, and the per-stage report.
+"""The KiVA protocols: three stages in one conversation, and the per-stage report.
 
 Stage 1 (verbal classification, "what"): the given pair and the rule list of the trial;
 stage 2 (verbal specification, "how"): the parameters of the domain; stage 3 (visual
@@ -11,11 +11,19 @@ from the sample id; ``extrapolation_mean`` is the trial's mean over the runs.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 
+import numpy as np
+
+from engine.lazy import lazy_module
+from engine.protocol import Protocol, Turn
 from engine.sample import Sample
 
-from .protocols import Protocol, Turn, register_protocol
+from .family import FAMILY
+from .trials import EXTRAPOLATE, OPTIONS, SYSTEM, composite
+
+rendering = lazy_module("engine.rendering")     # torch: loaded when a reshuffled composite is first drawn
 
 WHAT = ("Which one of the following rules best describes the left-to-right transformation on top of the puzzle where "
         "the picture on the left transforms to the picture on the right? Answer with the correct rule number. "
@@ -37,10 +45,6 @@ def first_number(reply) -> int | None:
 
 def _permutation(sample_id: str, run: int) -> list[int]:
     """The seeded option order of repeat ``run`` (run 0 is the trial's own order)."""
-    import hashlib
-
-    import numpy as np
-
     if run == 0:
         return [0, 1, 2]
     key = int.from_bytes(hashlib.blake2b(f"{sample_id}\x00{run}".encode(), digest_size=8).digest(), "little")
@@ -57,8 +61,6 @@ class _Kiva(Protocol):
         return [images[1], images[2]] if stage < 3 else [images[3], images[4], images[5], images[6]]
 
     def first(self, sample: Sample, images) -> Turn:
-        from scenes.kiva.trials import SYSTEM
-
         what = sample.meta["what"]
         return Turn(SYSTEM + "\n\n" + WHAT + " " + _numbered(what["options"]), self._images(images, 1),
                     gold=f"({what['gold']})")
@@ -69,8 +71,6 @@ class _Kiva(Protocol):
             gold = f"({how['gold']})" if how["gold"] else f"({len(how['options'])})"
             return Turn(HOW + " " + _numbered(how["options"]), self._images(images, 2), gold=gold)
         if len(turns) == 2:
-            from scenes.kiva.trials import EXTRAPOLATE
-
             return Turn(EXTRAPOLATE, self._images(images, 3), gold=sample.answer_text)
         run = len(turns) - 2
         if run < self.repeats:
@@ -79,16 +79,13 @@ class _Kiva(Protocol):
 
     def _rerun(self, sample: Sample, images, run: int) -> Turn:
         """Stage 3 again, in a fresh conversation, with the options in another seeded order."""
-        from engine.render import render
-        from scenes.kiva.trials import EXTRAPOLATE, OPTIONS, SYSTEM, composite
-
         perm = _permutation(sample.id, run)
         answer = "ABC".index(sample.answer_text[1])
         gold = OPTIONS[perm.index(answer)]
         if self.stitched:
             sprites = [p.sprites[0] for p in sample.panels[1:7]]
             scene = composite(sprites[0], sprites[1], sprites[2], [sprites[3 + k] for k in perm])
-            shown = list(render([scene], tuple(images[0].shape[-2:])))
+            shown = list(rendering.render([scene], tuple(images[0].shape[-2:])))
         else:
             shown = [images[3]] + [images[4 + k] for k in perm]
         return Turn(SYSTEM + "\n\n" + EXTRAPOLATE, shown, gold=gold, history=False)
@@ -109,21 +106,22 @@ class _Kiva(Protocol):
                 "extrapolation_runs": runs, "extrapolation_mean": sum(runs) / max(1, len(runs))}
 
 
-@register_protocol
+@FAMILY.protocol
 class Kiva(_Kiva):
-    """Three stages on separate images."""
+    """KiVA: the three stages on separate images, stage 3 re-asked with reshuffled options."""
 
     name = "kiva"
 
 
-@register_protocol
+@FAMILY.protocol
 class KivaStitched(_Kiva):
-    """Three stages on the stitched composite."""
+    """KiVA: the three stages on the stitched composite, stage 3 re-asked with reshuffled options."""
 
     name = "kiva-stitched"
     stitched = True
 
 
+@FAMILY.report
 def report(results: list[dict], folder=None, title: str = "") -> str:
     """Accuracy per stage and domain with the chance rows (25%, 33%, 33%)."""
     rs = [r for r in results if r["task"].startswith("kiva/")]

@@ -1,5 +1,6 @@
-"""The KiVA transformations as batched tensor ops on RGBA sprites ``[B, 4, H, W]`` uint8
-(any device): recolour, scale, stretch, rotate, reflect, and laying out N copies."""
+"""Batched ops on RGBA sprites ``[B, 4, H, W]`` uint8, on any device: recolour (an exact
+integer blend rule), scale and stretch, rotation, reflection, N copies on one canvas,
+compositing, and measures of how much two sprites differ."""
 from __future__ import annotations
 
 import math
@@ -7,17 +8,14 @@ import math
 import torch
 import torch.nn.functional as F
 
-TARGETS = {"red": (255, 0, 0), "green": (0, 128, 0), "blue": (0, 0, 255), "yellow": (255, 255, 0)}
-
-
 def _check(sprites: torch.Tensor) -> None:
     if sprites.dim() != 4 or sprites.shape[1] != 4 or sprites.dtype != torch.uint8:
         raise ValueError(f"sprites must be [B, 4, H, W] uint8, got {tuple(sprites.shape)} {sprites.dtype}")
 
 
 def recolour(sprites: torch.Tensor, target) -> torch.Tensor:
-    """Every visible pixel becomes ``floor((rgb + target) / 2)``; ``target="grey"`` gives the
-    pixel's luma instead. Alpha is kept. ``[B, 4, H, W]``."""
+    """Every visible pixel becomes ``floor((rgb + target) / 2)`` for an ``(r, g, b)`` target;
+    ``target="grey"`` gives the pixel's luma instead. Alpha is kept. ``[B, 4, H, W]``."""
     _check(sprites)
     out = sprites.clone()
     rgb = sprites[:, :3].to(torch.int32)
@@ -25,7 +23,7 @@ def recolour(sprites: torch.Tensor, target) -> torch.Tensor:
         w = torch.tensor([299, 587, 114], dtype=torch.int32, device=sprites.device).view(1, 3, 1, 1)
         new = ((rgb * w).sum(1, keepdim=True) // 1000).expand_as(rgb)
     else:
-        t = torch.tensor(TARGETS.get(target, target), dtype=torch.int32, device=sprites.device).view(1, 3, 1, 1)
+        t = torch.tensor(target, dtype=torch.int32, device=sprites.device).view(1, 3, 1, 1)
         new = (rgb + t) // 2
     visible = (sprites[:, 3:] > 0).expand_as(rgb)
     out[:, :3] = torch.where(visible, new, rgb).to(torch.uint8)
@@ -108,3 +106,16 @@ def over(sprites: torch.Tensor, background=(255, 255, 255)) -> torch.Tensor:
     a = sprites[:, 3:].float() / 255
     bg = torch.tensor(background, dtype=torch.float32, device=sprites.device).view(1, 3, 1, 1)
     return (sprites[:, :3].float() * a + bg * (1 - a)).round().to(torch.uint8)
+
+
+def pixel_change(a: torch.Tensor, b: torch.Tensor, levels: int = 40) -> float:
+    """Share of pixels where two RGBA images ``[4, H, W]`` differ by more than ``levels`` in
+    some channel."""
+    d = (a.to(torch.int16) - b.to(torch.int16)).abs().amax(0) > levels
+    return d.float().mean().item()
+
+
+def silhouette_change(a: torch.Tensor, b: torch.Tensor) -> float:
+    """Share of the union of two silhouettes (alpha > 127) covered by only one of them."""
+    ma, mb = a[3] > 127, b[3] > 127
+    return (ma ^ mb).sum().item() / max(1, (ma | mb).sum().item())

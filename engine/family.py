@@ -1,0 +1,121 @@
+"""A benchmark family as a plug-in: one folder ``scenes/<family>/`` that declares a
+:class:`Family` and registers, on it, its tasks, protocols and report section.
+
+    from engine.family import Family, Setting
+
+    FAMILY = Family("mine", "What the family measures.",
+                    settings=[Setting("images", "where photos come from", default="generated")])
+
+    @FAMILY.task("mine/count/{shape}", shape=["circle", "star"])
+    def count(rng, shape): ...          # -> engine.Draw
+
+    @FAMILY.protocol
+    class Staged(Protocol): ...
+
+    @FAMILY.report
+    def report(results, folder, title) -> str: ...   # the family's section of summary.md
+
+That is the whole contract: the registry finds the folder, the generic tests cover every
+task, and the harness, CLI and report code need no change.
+"""
+from __future__ import annotations
+
+import itertools
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from . import registry
+from .protocol import Protocol
+from .replies import Reader
+from .task import Task
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A family setting that changes samples (so it is part of every task's identity).
+
+    ``default`` applies unless the environment variable ``env`` is set or a value is given
+    (``--set family.name=value``); ``check(value) -> value`` normalises a value (e.g. makes
+    a folder path absolute) or raises :class:`engine.errors.UserError` naming what is allowed."""
+
+    name: str
+    help: str
+    default: Any
+    env: str | None = None
+    check: Callable[[Any], Any] | None = None
+
+
+class Family:
+    """A family plug-in; see the module docstring."""
+
+    def __init__(self, name: str, about: str, settings=(), reader: Reader | None = None):
+        self.name = name
+        self.about = about
+        self.settings: dict[str, Setting] = {s.name: s for s in settings}
+        self.reader = reader              # how its tasks' replies are read (default: by answer type)
+        self.reporter: Callable[..., str] | None = None
+        registry.add_family(self)
+
+    def __repr__(self) -> str:
+        return f"Family({self.name!r})"
+
+    # ---------------------------------------------------------------- registration
+    def task(self, pattern: str | None = None, cases: dict[str, dict] | None = None, *, description="",
+             answer_distribution=None, rank=0, reader: Reader | None = None, open_answer: bool = False, **grid):
+        """Decorator: register ``fn`` once per task, with id ``pattern.format(**params)`` for
+        every combination of the ``grid`` lists, or once per entry of ``cases``
+        (``{task id: params}``). ``description``, ``answer_distribution`` (answer ->
+        probability, when known exactly; chance rows are computed from it) and ``rank``
+        (position in the results table) may be callables of the params. ``reader`` overrides
+        the family's reader; ``open_answer`` marks free text graded by a judge."""
+        if (pattern is None) == (cases is None):
+            raise ValueError("give either a pattern with grid lists or cases, not both")
+
+        def deco(fn):
+            if cases is not None:
+                entries = list(cases.items())
+            else:
+                names = list(grid)
+                entries = []
+                for values in itertools.product(*(grid[n] for n in names)):
+                    params = dict(zip(names, values))
+                    entries.append((pattern.format(**params), params))
+            for tid, params in entries:
+                about = _value(description, params) or (fn.__doc__ or "").strip().split("\n")[0]
+                registry.add_task(Task(tid, fn, self.name, dict(params), about, _value(answer_distribution, params),
+                                       int(_value(rank, params) or 0), reader or self.reader, open_answer))
+            return fn
+        return deco
+
+    def protocol(self, cls: type[Protocol]) -> type[Protocol]:
+        """Class decorator: ``cls`` becomes ``--protocol cls.name`` for this family's tasks."""
+        cls.family = self.name
+        registry.add_protocol(cls)
+        return cls
+
+    def report(self, fn: Callable[..., str]) -> Callable[..., str]:
+        """Decorator: ``fn(results, folder, title) -> markdown``, the family's section of an
+        evaluation's ``summary.md`` (``results``: the rows of this family's tasks)."""
+        self.reporter = fn
+        return fn
+
+    # ---------------------------------------------------------------- settings
+    def resolve_settings(self, given: dict) -> dict:
+        """Every setting's value: ``given["<family>.<name>"]``, else ``$env``, else the default,
+        each passed through its check."""
+        out = {}
+        for s in self.settings.values():
+            key = f"{self.name}.{s.name}"
+            if key in given:
+                value = given[key]
+            elif s.env and os.environ.get(s.env):
+                value = os.environ[s.env]
+            else:
+                value = s.default
+            out[s.name] = s.check(value) if s.check else value
+        return out
+
+
+def _value(v, params):
+    return v(**params) if callable(v) else v

@@ -1,0 +1,59 @@
+"""The evaluation commands, added to ``procvis`` through the ``procvis.commands`` entry points:
+``procvis eval`` and ``procvis tiny-model``. Heavy imports happen when a command runs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from engine.cli import Command, positive_int, sampling_options, settings_of, writable_parent
+from engine.registry import protocols
+
+
+def _eval_args(p) -> None:
+    p.add_argument("pattern", help="task id or glob pattern")
+    p.add_argument("--model", required=True,
+                   help="random, oracle, vit (the ELVIS ViT-B/16 baseline; vit:WEIGHTS for local weights), or the "
+                        "folder of a local Hugging Face vision-language checkpoint")
+    p.add_argument("--protocol", default="direct", help="how the model is asked; the protocols are listed below")
+    p.add_argument("--device", default="cpu", help="torch device of the model and the rendering")
+    p.add_argument("--out", required=True, help="run folder: results.json, transcripts.jsonl, summary.md, plots")
+    sampling_options(p, count=10, size=224)
+    p.add_argument("--batch-size", type=positive_int("--batch-size"), default=8, help="requests per model call")
+
+
+def _protocol_list() -> str:
+    rows = []
+    for name, cls in protocols().items():
+        about = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        rows.append(f"  {name:<31} {about}")
+    return "protocols:\n" + "\n".join(rows)
+
+
+def _eval(a) -> int:
+    from .harness import evaluate           # torch, transformers: loaded when the command runs
+    from .runners import make_runner
+
+    runner = make_runner(a.model, a.seed, device=a.device, batch_size=a.batch_size)
+    rows = evaluate(a.pattern, runner, a.out, count=a.count, seed=a.seed, batch_size=a.batch_size, size=a.size,
+                    progress=not a.quiet, protocol=a.protocol, settings=settings_of(a))
+    mean = sum(r["accuracy"] for r in rows.values()) / len(rows)
+    print(f"{runner.name}: mean accuracy {100 * mean:.2f}% over {len(rows)} tasks; see {a.out}/summary.md")
+    return 0
+
+
+def _tiny_args(p) -> None:
+    p.add_argument("--out", required=True, help="checkpoint folder to write")
+    p.add_argument("--seed", type=int, default=0, help="weight initialisation seed")
+
+
+def _tiny(a) -> int:
+    from .tiny_model import build_tiny_model   # transformers: loaded when the command runs
+
+    writable_parent(Path(a.out) / "x")
+    print(f"wrote a tiny random vision-language checkpoint to {build_tiny_model(a.out, seed=a.seed)}")
+    return 0
+
+
+EVAL = Command("eval", "run a model on samples and score it (results.json, summary.md)", _eval_args, _eval,
+               epilog=_protocol_list)
+TINY_MODEL = Command("tiny-model", "write a tiny random vision-language checkpoint (offline tests, plumbing)",
+                     _tiny_args, _tiny)
