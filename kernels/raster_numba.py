@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import math
 import os
-import sys
 import threading
+import weakref
+from typing import NamedTuple
 
 import numba
 import numpy as np
 
-from .primitives import ELLIPSE, GLYPH, POLYGON, POLYLINE, Prepared, Primitives
+from .primitives import ELLIPSE, POLYGON, POLYLINE, SPRITE, Prepared, Primitives
 
 # The work-queue layer survives fork() (DataLoader workers, process pools), unlike a GNU
 # OpenMP one, but must not be entered from two threads at once: calls hold a lock.
@@ -20,10 +21,12 @@ if "NUMBA_THREADING_LAYER" not in os.environ:
 _LOCK = threading.Lock()
 
 # Strict IEEE arithmetic: no fused multiply-adds or reassociation, so the same scene gives
-# the same bytes on every CPU (fast-math flags measured no faster here).
+# the same bytes on every CPU (fast-math flags measured no faster here). The per-primitive
+# helpers below are inlined into the parallel kernel: a call that passes the padded arrays
+# would count references on each of them, per primitive and band.
 _JIT = dict(cache=True, nogil=True, fastmath=False)
-BAND = 32   # canvas rows composited at a time
-CHUNK = 2   # scenes a thread takes at a time
+BAND = 64   # canvas rows composited at a time (tuned with `procvis bench raster`)
+CHUNK = 4   # scenes a thread takes at a time
 
 
 @numba.njit(inline="always", **_JIT)
@@ -186,187 +189,298 @@ def _to_uint8(buf, rows, out, b, ys):
                 out[b, ch, ys + y, x] = np.uint8(np.int32(v))
 
 
-@numba.njit(parallel=True, **_JIT)
-def _render(count, perm, geom, center, half, cs, color, alpha, fill, stroke, shell, verts, nverts, index,
-            bbox, bg_color, bg_image, atlas, sprites, sprite_hw, out_u8, out_f32):
-    B = count.shape[0]
+class _Prims(NamedTuple):
+    """The prepared primitives as numpy arrays (see :class:`kernels.primitives.Prepared`)."""
+
+    count: np.ndarray
+    perm: np.ndarray
+    geom: np.ndarray
+    center: np.ndarray
+    half: np.ndarray
+    cs: np.ndarray
+    color: np.ndarray
+    alpha: np.ndarray
+    fill: np.ndarray
+    stroke: np.ndarray
+    shell: np.ndarray
+    verts: np.ndarray
+    nverts: np.ndarray
+    index: np.ndarray
+    bbox: np.ndarray
+
+
+class _Images(NamedTuple):
+    """What primitives sample or draw over: background colours ``[B,3]`` or images
+    ``[B,3,H,W]`` (an empty first axis when unused), the glyph atlas and the sprites."""
+
+    bg_color: np.ndarray
+    bg_image: np.ndarray
+    atlas: np.ndarray
+    sprites: np.ndarray
+    sprite_hw: np.ndarray
+
+
+class _Scratch(NamedTuple):
+    """One thread's work arrays: the band buffer ``[3, BAND, W]``, an outline's vertices
+    and edges in pixels, a row's crossings and pixel ranges, edges bucketed by row, a
+    sprite sample."""
+
+    buf: np.ndarray
+    ax: np.ndarray
+    ay: np.ndarray
+    ex: np.ndarray
+    ey: np.ndarray
+    inv: np.ndarray
+    xc: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    row_start: np.ndarray
+    row_edges: np.ndarray
+    rgba: np.ndarray
+
+
+@numba.njit(inline="always", **_JIT)
+def _scratch(V, W):
+    # Two allocations, cut into the work arrays. An edge reaches at most the BAND rows of a
+    # band, so BAND slots per edge always suffice.
+    f = np.empty(3 * BAND * W + 6 * (V + 1) + 4, np.float32)
+    i = np.empty(2 * (V + 1) + BAND + 2 + (V + 1) * BAND, np.int64)
+    v, n = V + 1, 3 * BAND * W
+    return _Scratch(f[:n].reshape(3, BAND, W), f[n:n + v], f[n + v:n + 2 * v], f[n + 2 * v:n + 3 * v],
+                    f[n + 3 * v:n + 4 * v], f[n + 4 * v:n + 5 * v], f[n + 5 * v:n + 6 * v], i[:v], i[v:2 * v],
+                    i[2 * v:2 * v + BAND + 2], i[2 * v + BAND + 2:], f[n + 6 * v:])
+
+
+@numba.njit(inline="always", **_JIT)
+def _fill_background(buf, I, b, ys, ye):
+    W = buf.shape[2]
+    if I.bg_image.shape[0] > 0:
+        for ch in range(3):
+            for y in range(ye - ys):
+                for x in range(W):
+                    buf[ch, y, x] = I.bg_image[b, ch, ys + y, x]
+    else:
+        for ch in range(3):
+            v = I.bg_color[b, ch]
+            for y in range(ye - ys):
+                for x in range(W):
+                    buf[ch, y, x] = v
+
+
+@numba.njit(inline="always", **_JIT)
+def _outline_edges(S, P, b, n, closed):
+    """The outline's vertices (local -> pixels: center + R @ (v * half)) and edges in ``S``;
+    returns the number of edges."""
+    nv = P.nverts[b, n]
+    nseg = nv if closed else nv - 1
+    cx, cy = P.center[b, n, 0], P.center[b, n, 1]
+    c, s = P.cs[b, n, 0], P.cs[b, n, 1]
+    for j in range(nv):
+        lx = P.verts[b, n, j, 0] * P.half[b, n, 0]
+        ly = P.verts[b, n, j, 1] * P.half[b, n, 1]
+        S.ax[j] = cx + (c * lx - s * ly)
+        S.ay[j] = cy + (s * lx + c * ly)
+    for j in range(nseg):
+        k = (j + 1) % nv
+        S.ex[j] = S.ax[k] - S.ax[j]
+        S.ey[j] = S.ay[k] - S.ay[j]
+        S.inv[j] = 1.0 / max(S.ex[j] * S.ex[j] + S.ey[j] * S.ey[j], 1e-12)
+    return nseg
+
+
+@numba.njit(inline="always", **_JIT)
+def _bucket_edges(S, nseg, m, y0, y1):
+    """Bucket the edges by the rows ``y0..y1-1`` whose strip ``|y - py| <= 1.5 m`` they reach,
+    so that each row looks only at its own edges: O(V + rows) per primitive, not O(V rows).
+    Row ``r``'s edges are ``S.row_edges[S.row_start[r - 1] : S.row_start[r]]`` (from 0 for
+    ``r = 0``)."""
+    nrows = y1 - y0
+    for r in range(nrows + 1):
+        S.row_start[r] = 0
+    for j in range(nseg):
+        r0, r1 = _edge_rows(S.ay[j], S.ey[j], m, y0, y1)
+        for r in range(r0, r1 + 1):
+            S.row_start[r + 1] += 1
+    for r in range(nrows):
+        S.row_start[r + 1] += S.row_start[r]
+    for j in range(nseg):
+        r0, r1 = _edge_rows(S.ay[j], S.ey[j], m, y0, y1)
+        for r in range(r0, r1 + 1):
+            S.row_edges[S.row_start[r]] = j
+            S.row_start[r] += 1
+
+
+@numba.njit(inline="always", **_JIT)
+def _draw_outline(S, P, b, n, x0, y0, x1, y1, ys):
+    """A polygon (closed, filled or outlined) or a polyline, row by row: pixels farther than
+    ``m`` from the outline have coverage exactly 0 or 1, so only the pixel ranges near an
+    edge are evaluated and the inside runs between them are blended whole."""
+    g = P.geom[b, n]
+    closed = g == POLYGON
+    sh, st, filled, al = P.shell[b, n], P.stroke[b, n], P.fill[b, n], P.alpha[b, n]
+    cr, cg, cb = P.color[b, n, 0], P.color[b, n, 1], P.color[b, n, 2]
+    nseg = _outline_edges(S, P, b, n, closed)
+    m = 0.5 + sh / 2 + (st / 2 if (not filled or not closed) else 0.0) + 1e-3
+    solid = closed and filled and sh <= 0
+    _bucket_edges(S, nseg, m, y0, y1)
+    buf, ax, ay, ex, ey, inv, xc, lo, hi, row_start, edges = S.buf, S.ax, S.ay, S.ex, S.ey, S.inv, S.xc, S.lo, S.hi, \
+        S.row_start, S.row_edges
+    for y in range(y0, y1):
+        py = np.float32(y + 0.5)
+        e0, e1 = (row_start[y - y0 - 1] if y > y0 else 0), row_start[y - y0]
+        nc, ni = _row_spans(py, m, edges, e0, e1, closed, ax, ay, ex, ey, xc, lo, hi, x0, x1)
+        x = x0
+        k = 0
+        while x < x1:
+            if k < ni and x >= lo[k]:
+                for xx in range(x, hi[k] + 1):
+                    d = _segment_sdf(np.float32(xx + 0.5), py, edges, e0, e1, nc, xc, ax, ay, ex, ey, inv)
+                    a = _finish(d, g, sh, st, filled, al)
+                    if a > 0:
+                        _blend(buf, y - ys, xx, xx + 1, a, cr, cg, cb)
+                x = hi[k] + 1
+                k += 1
+                continue
+            stop = lo[k] if k < ni else x1
+            if solid and al > 0 and _inside(np.float32(x + 0.5), nc, xc):
+                _blend(buf, y - ys, x, stop, al, cr, cg, cb)
+            x = stop
+
+
+@numba.njit(inline="always", **_JIT)
+def _draw_circle(buf, P, b, n, x0, y0, x1, y1, ys):
+    """A circle's distance is exact: per row, pixels within ``r - m`` of the centre are fully
+    covered, those beyond ``r + m`` untouched; only the annulus between is evaluated (with
+    the same formula as the torch path)."""
+    g = P.geom[b, n]
+    cx, cy = P.center[b, n, 0], P.center[b, n, 1]
+    hx, hy = max(P.half[b, n, 0], 1e-6), max(P.half[b, n, 1], 1e-6)
+    c, s = P.cs[b, n, 0], P.cs[b, n, 1]
+    sh, st, filled, al = P.shell[b, n], P.stroke[b, n], P.fill[b, n], P.alpha[b, n]
+    cr, cg, cb = P.color[b, n, 0], P.color[b, n, 1], P.color[b, n, 2]
+    m = 0.5 + sh / 2 + (st / 2 if not filled else 0.0) + 1e-3
+    solid = filled and sh <= 0
+    ro2 = (hx + m) * (hx + m)
+    ri = hx - m
+    for y in range(y0, y1):
+        py = np.float32(y + 0.5)
+        dy = py - cy
+        if dy * dy >= ro2:
+            continue
+        wo = math.sqrt(ro2 - dy * dy)
+        xa = max(x0, int(math.ceil(cx - wo - 0.5)))
+        xb = min(x1 - 1, int(math.floor(cx + wo - 0.5)))
+        ca, cb_ = xb + 1, xb   # core range [ca, cb_] (empty unless set)
+        if ri > 0 and dy * dy < ri * ri:
+            wi = math.sqrt(ri * ri - dy * dy)
+            ca = max(xa, int(math.floor(cx - wi - 0.5)) + 1)
+            cb_ = min(xb, int(math.ceil(cx + wi - 0.5)) - 1)
+        x = xa
+        while x <= xb:
+            if x == ca and ca <= cb_:
+                if solid and al > 0:
+                    _blend(buf, y - ys, ca, cb_ + 1, al, cr, cg, cb)
+                x = cb_ + 1
+                continue
+            a = _finish(_ellipse_sdf(np.float32(x + 0.5), py, cx, cy, c, s, hx, hy), g, sh, st, filled, al)
+            if a > 0:
+                _blend(buf, y - ys, x, x + 1, a, cr, cg, cb)
+            x += 1
+
+
+@numba.njit(inline="always", **_JIT)
+def _sprite_pixel(S, P, I, b, n, y, x, ys, u, v):
+    """Composite the sprite's premultiplied bilinear sample at local ``(u, v)`` over pixel
+    ``(y, x)``."""
+    idx = P.index[b, n]
+    al = P.alpha[b, n]
+    sh_, sw_ = I.sprite_hw[idx, 0], I.sprite_hw[idx, 1]
+    for ch in range(4):
+        S.rgba[ch] = _bilinear(I.sprites[idx], ch, sh_, sw_, (u + 1) * (sw_ / 2) - 0.5, (v + 1) * (sh_ / 2) - 0.5,
+                               True)
+    a = S.rgba[3] * al
+    if a > 0:
+        for ch in range(3):
+            S.buf[ch, y - ys, x] = S.buf[ch, y - ys, x] * (1 - a) + S.rgba[ch] * al
+
+
+@numba.njit(inline="always", **_JIT)
+def _draw_pixels(S, P, I, b, n, x0, y0, x1, y1, ys):
+    """An ellipse, a glyph or a sprite, evaluated at every pixel of its box."""
+    g = P.geom[b, n]
+    cx, cy = P.center[b, n, 0], P.center[b, n, 1]
+    hx, hy = max(P.half[b, n, 0], 1e-6), max(P.half[b, n, 1], 1e-6)
+    c, s = P.cs[b, n, 0], P.cs[b, n, 1]
+    sh, st, filled, al = P.shell[b, n], P.stroke[b, n], P.fill[b, n], P.alpha[b, n]
+    cr, cg, cb = P.color[b, n, 0], P.color[b, n, 1], P.color[b, n, 2]
+    A = I.atlas.shape[1]
+    for y in range(y0, y1):
+        py = np.float32(y + 0.5)
+        for x in range(x0, x1):
+            px = np.float32(x + 0.5)
+            if g == ELLIPSE:
+                a = _finish(_ellipse_sdf(px, py, cx, cy, c, s, hx, hy), g, sh, st, filled, al)
+                if a > 0:
+                    _blend(S.buf, y - ys, x, x + 1, a, cr, cg, cb)
+                continue
+            dx, dy = px - cx, py - cy
+            u, v = (c * dx + s * dy) / hx, (-s * dx + c * dy) / hy
+            if g == SPRITE:
+                _sprite_pixel(S, P, I, b, n, y, x, ys, u, v)
+            elif abs(u) <= 1 and abs(v) <= 1:       # a glyph's cell ends at its box
+                sdf = _bilinear(I.atlas, P.index[b, n], A, A, (u + 1) * (A / 2) - 0.5, (v + 1) * (A / 2) - 0.5, False)
+                a = _finish(sdf * ((2.0 / A) * min(hx, hy)), g, sh, st, filled, al)
+                if a > 0:
+                    _blend(S.buf, y - ys, x, x + 1, a, cr, cg, cb)
+
+
+@numba.njit(inline="always", **_JIT)
+def _is_circle(P, b, n):
+    hx = max(P.half[b, n, 0], 1e-6)
+    return P.geom[b, n] == ELLIPSE and abs(hx - max(P.half[b, n, 1], 1e-6)) <= 1e-6 * hx
+
+
+@numba.njit(inline="always", **_JIT)
+def _store(buf, rows, out_u8, out_f32, b, ys):
+    if out_u8.shape[0] > 0:
+        _to_uint8(buf, rows, out_u8, b, ys)
+    else:
+        out_f32[b, :, ys:ys + rows] = buf[:, :rows]
+
+
+@numba.njit(**_JIT)
+def _render_scene(P, I, b, out_u8, out_f32):
+    """Scene ``b`` one band of BAND rows at a time, in a small float buffer that stays in
+    cache (a whole 224 px canvas is 600 KB): fill, draw the primitives clipped to the band
+    in draw order, convert, next band. The dispatch stays in this loop: inlined as a
+    function it measured a fifth slower."""
     H = max(out_u8.shape[2], out_f32.shape[2])
-    W = max(out_u8.shape[3], out_f32.shape[3])
-    V = verts.shape[2]
-    A = atlas.shape[1]
-    # Each scene is composited one band of BAND rows at a time in a small float buffer that
-    # stays in cache (a whole 224 px canvas is 600 KB): fill, draw the primitives clipped to
-    # the band, convert, next band. Scenes are handed to threads in small dynamic chunks
-    # (see ``rasterize``), so a busy core does not hold up the batch.
-    nbands = (H + BAND - 1) // BAND
-    for b in numba.prange(B):
-        buf = np.empty((3, min(BAND, H), W), np.float32)
-        ax = np.empty(V + 1, np.float32)
-        ay = np.empty(V + 1, np.float32)
-        ex = np.empty(V + 1, np.float32)
-        ey = np.empty(V + 1, np.float32)
-        inv = np.empty(V + 1, np.float32)
-        xc = np.empty(V + 1, np.float32)
-        lo = np.empty(V + 1, np.int64)
-        hi = np.empty(V + 1, np.int64)
-        row_start = np.empty(H + 2, np.int64)
-        row_edges = np.empty((V + 1) * 8, np.int64)
-        rgba = np.empty(4, np.float32)
-        for band in range(nbands):
-            ys = band * BAND
-            ye = min(H, ys + BAND)
-            if bg_image.shape[0] > 0:
-                for ch in range(3):
-                    for y in range(ye - ys):
-                        for x in range(W):
-                            buf[ch, y, x] = bg_image[b, ch, ys + y, x]
+    S = _scratch(P.verts.shape[2], max(out_u8.shape[3], out_f32.shape[3]))
+    for ys in range(0, H, BAND):
+        ye = min(H, ys + BAND)
+        _fill_background(S.buf, I, b, ys, ye)
+        for k in range(P.count[b]):
+            n = P.perm[b, k]
+            x0, y0, x1, y1 = P.bbox[b, n, 0], max(P.bbox[b, n, 1], ys), P.bbox[b, n, 2], min(P.bbox[b, n, 3], ye)
+            if x1 <= x0 or y1 <= y0:
+                continue
+            if P.geom[b, n] == POLYGON or P.geom[b, n] == POLYLINE:
+                _draw_outline(S, P, b, n, x0, y0, x1, y1, ys)
+            elif _is_circle(P, b, n):
+                _draw_circle(S.buf, P, b, n, x0, y0, x1, y1, ys)
             else:
-                for ch in range(3):
-                    v = bg_color[b, ch]
-                    for y in range(ye - ys):
-                        for x in range(W):
-                            buf[ch, y, x] = v
-            for k_ in range(count[b]):
-                n = perm[b, k_]
-                x0, y0, x1, y1 = bbox[b, n, 0], max(bbox[b, n, 1], ys), bbox[b, n, 2], min(bbox[b, n, 3], ye)
-                if x1 <= x0 or y1 <= y0:
-                    continue
-                g = geom[b, n]
-                cx, cy = center[b, n, 0], center[b, n, 1]
-                hx, hy = max(half[b, n, 0], 1e-6), max(half[b, n, 1], 1e-6)
-                c, s = cs[b, n, 0], cs[b, n, 1]
-                al = alpha[b, n]
-                cr, cg, cb = color[b, n, 0], color[b, n, 1], color[b, n, 2]
-                sh = shell[b, n]
-                st = stroke[b, n]
-                filled = fill[b, n]
-                idx = index[b, n]
-                if g == POLYGON or g == POLYLINE:
-                    closed = g == POLYGON
-                    nv = nverts[b, n]
-                    nseg = nv if closed else nv - 1
-                    for j in range(nv):   # local -> pixels: center + R @ (v * half)
-                        lx = verts[b, n, j, 0] * half[b, n, 0]
-                        ly = verts[b, n, j, 1] * half[b, n, 1]
-                        ax[j] = cx + (c * lx - s * ly)
-                        ay[j] = cy + (s * lx + c * ly)
-                    for j in range(nseg):
-                        k = (j + 1) % nv
-                        ex[j] = ax[k] - ax[j]
-                        ey[j] = ay[k] - ay[j]
-                        inv[j] = 1.0 / max(ex[j] * ex[j] + ey[j] * ey[j], 1e-12)
-                    # Pixels farther than m from the outline have coverage exactly 0 or 1.
-                    m = 0.5 + sh / 2 + (st / 2 if (not filled or not closed) else 0.0) + 1e-3
-                    solid = closed and filled and sh <= 0
-                    # Bucket the edges by the rows whose strip |y - py| <= 1.5 m they reach, so each row
-                    # looks only at its own edges: O(V + rows) per primitive instead of O(V * rows).
-                    nrows = y1 - y0
-                    for r in range(nrows + 1):
-                        row_start[r] = 0
-                    total = 0
-                    for j in range(nseg):
-                        r0, r1 = _edge_rows(ay[j], ey[j], m, y0, y1)
-                        for r in range(r0, r1 + 1):
-                            row_start[r + 1] += 1
-                        total += max(r1 - r0 + 1, 0)
-                    for r in range(nrows):
-                        row_start[r + 1] += row_start[r]
-                    if total > row_edges.shape[0]:
-                        row_edges = np.empty(2 * total, np.int64)
-                    for j in range(nseg):
-                        r0, r1 = _edge_rows(ay[j], ey[j], m, y0, y1)
-                        for r in range(r0, r1 + 1):
-                            row_edges[row_start[r]] = j
-                            row_start[r] += 1
-                    # Now row_start[r] is where row r's edges end, and row r starts where row r-1 ended.
-                    for y in range(y0, y1):
-                        py = np.float32(y + 0.5)
-                        e0, e1 = (row_start[y - y0 - 1] if y > y0 else 0), row_start[y - y0]
-                        nc, ni = _row_spans(py, m, row_edges, e0, e1, closed, ax, ay, ex, ey, xc, lo, hi, x0, x1)
-                        x = x0
-                        k = 0
-                        while x < x1:
-                            if k < ni and x >= lo[k]:
-                                for xx in range(x, hi[k] + 1):
-                                    px = np.float32(xx + 0.5)
-                                    d = _segment_sdf(px, py, row_edges, e0, e1, nc, xc, ax, ay, ex, ey, inv)
-                                    a = _finish(d, g, sh, st, filled, al)
-                                    if a > 0:
-                                        _blend(buf, y - ys, xx, xx + 1, a, cr, cg, cb)
-                                x = hi[k] + 1
-                                k += 1
-                                continue
-                            stop = lo[k] if k < ni else x1
-                            if solid and al > 0 and _inside(np.float32(x + 0.5), nc, xc):
-                                _blend(buf, y - ys, x, stop, al, cr, cg, cb)
-                            x = stop
-                    continue
-                if g == ELLIPSE and abs(hx - hy) <= 1e-6 * hx:
-                    # A circle's distance is exact: per row, pixels within r - m of the centre are
-                    # fully covered, those beyond r + m untouched; only the annulus between is
-                    # evaluated (with the same formula as the torch path).
-                    m = 0.5 + sh / 2 + (st / 2 if not filled else 0.0) + 1e-3
-                    solid = filled and sh <= 0
-                    ro2 = (hx + m) * (hx + m)
-                    ri = hx - m
-                    for y in range(y0, y1):
-                        py = np.float32(y + 0.5)
-                        dy = py - cy
-                        if dy * dy >= ro2:
-                            continue
-                        wo = math.sqrt(ro2 - dy * dy)
-                        xa = max(x0, int(math.ceil(cx - wo - 0.5)))
-                        xb = min(x1 - 1, int(math.floor(cx + wo - 0.5)))
-                        ca, cb_ = xb + 1, xb   # core range [ca, cb_] (empty unless set)
-                        if ri > 0 and dy * dy < ri * ri:
-                            wi = math.sqrt(ri * ri - dy * dy)
-                            ca = max(xa, int(math.floor(cx - wi - 0.5)) + 1)
-                            cb_ = min(xb, int(math.ceil(cx + wi - 0.5)) - 1)
-                        x = xa
-                        while x <= xb:
-                            if x == ca and ca <= cb_:
-                                if solid and al > 0:
-                                    _blend(buf, y - ys, ca, cb_ + 1, al, cr, cg, cb)
-                                x = cb_ + 1
-                                continue
-                            a = _finish(_ellipse_sdf(np.float32(x + 0.5), py, cx, cy, c, s, hx, hy), g, sh, st,
-                                        filled, al)
-                            if a > 0:
-                                _blend(buf, y - ys, x, x + 1, a, cr, cg, cb)
-                            x += 1
-                    continue
-                for y in range(y0, y1):
-                    py = np.float32(y + 0.5)
-                    for x in range(x0, x1):
-                        px = np.float32(x + 0.5)
-                        if g == ELLIPSE:
-                            a = _finish(_ellipse_sdf(px, py, cx, cy, c, s, hx, hy), g, sh, st, filled, al)
-                        elif g == GLYPH:
-                            dx, dy = px - cx, py - cy
-                            u, v = (c * dx + s * dy) / hx, (-s * dx + c * dy) / hy
-                            if abs(u) > 1 or abs(v) > 1:
-                                continue
-                            sdf = _bilinear(atlas, idx, A, A, (u + 1) * (A / 2) - 0.5, (v + 1) * (A / 2) - 0.5, False)
-                            a = _finish(sdf * ((2.0 / A) * min(hx, hy)), g, sh, st, filled, al)
-                        else:  # SPRITE
-                            dx, dy = px - cx, py - cy
-                            u, v = (c * dx + s * dy) / hx, (-s * dx + c * dy) / hy
-                            sh_, sw_ = sprite_hw[idx, 0], sprite_hw[idx, 1]
-                            for ch in range(4):
-                                rgba[ch] = _bilinear(sprites[idx], ch, sh_, sw_, (u + 1) * (sw_ / 2) - 0.5,
-                                                     (v + 1) * (sh_ / 2) - 0.5, True)
-                            a = rgba[3] * al
-                            if a <= 0:
-                                continue
-                            for ch in range(3):
-                                buf[ch, y - ys, x] = buf[ch, y - ys, x] * (1 - a) + rgba[ch] * al
-                            continue
-                        if a > 0:
-                            _blend(buf, y - ys, x, x + 1, a, cr, cg, cb)
-            if out_u8.shape[0] > 0:
-                _to_uint8(buf, ye - ys, out_u8, b, ys)
-            else:
-                out_f32[b, :, ys:ye] = buf[:, : ye - ys]
+                _draw_pixels(S, P, I, b, n, x0, y0, x1, y1, ys)
+        _store(S.buf, ye - ys, out_u8, out_f32, b, ys)
+
+
+@numba.njit(parallel=True, **_JIT)
+def _render(P, I, out_u8, out_f32):
+    """Every scene of the batch into ``out_u8`` (or ``out_f32`` when ``out_u8`` is empty), one
+    scene per thread. Scenes are handed to threads in small dynamic chunks (see
+    ``rasterize``), so a busy core does not hold up the batch. Nothing is inlined into this
+    loop: numba would hoist the per-thread allocations out of it and share them."""
+    for b in numba.prange(P.count.shape[0]):
+        _render_scene(P, I, b, out_u8, out_f32)
 
 
 @numba.njit(parallel=True, **_JIT)
@@ -437,32 +551,38 @@ def prepare(p: Primitives, height: int, width: int) -> Prepared:
 
 
 class _OutputPool:
-    """Recycles output arrays once nothing outside the pool refers to them.
+    """Output arrays that are reused once nothing refers to them any more.
 
     A fresh multi-megabyte array costs a page fault per 4 KB on first touch, and faults taken
-    by two rendering threads at once serialise: on a 2-core machine that was half the time
-    of a 20-shape batch. A returned tensor (``torch.from_numpy``) keeps its array referenced
-    for as long as it or any view of it lives, so an array is only handed out again after
-    the caller has let go of every tensor made from it. Holds at most ``max_bytes``.
+    by two rendering threads at once serialise (at 512 px, a third of a batch's time). Each
+    array handed out is a new view of a pooled buffer; when that view is garbage collected
+    (the caller has dropped every tensor made from it), ``weakref.finalize`` returns the
+    buffer to the free list. Keeps at most ``max_free`` free buffers and ``max_bytes``.
     """
 
-    FREE = 3  # references to an unused array: the pool's list, the loop variable, getrefcount
-
-    def __init__(self, max_bytes: int = 256 << 20, max_arrays: int = 8):
-        self.arrays: list[np.ndarray] = []
+    def __init__(self, max_bytes: int = 256 << 20, max_free: int = 8):
+        self.free: list[np.ndarray] = []
         self.max_bytes = max_bytes
-        self.max_arrays = max_arrays
+        self.max_free = max_free
+        self.lock = threading.Lock()
 
     def get(self, shape: tuple, dtype) -> np.ndarray:
-        for a in self.arrays:
-            if a.shape == shape and a.dtype == dtype and sys.getrefcount(a) <= self.FREE:
-                return a
-        out = np.empty(shape, dtype)
-        if out.nbytes <= self.max_bytes // 4:
-            self.arrays.append(out)
-            while len(self.arrays) > self.max_arrays or sum(a.nbytes for a in self.arrays) > self.max_bytes:
-                self.arrays.pop(0)   # oldest first; a caller still holding it keeps it alive
-        return out
+        with self.lock:
+            i = next((i for i, a in enumerate(self.free) if a.shape == shape and a.dtype == dtype), None)
+            buf = self.free.pop(i) if i is not None else None
+        if buf is None:
+            buf = np.empty(shape, dtype)
+            if buf.nbytes > self.max_bytes // 4:
+                return buf                       # too large to keep
+        view = buf.view()
+        weakref.finalize(view, self._release, buf)
+        return view
+
+    def _release(self, buf: np.ndarray) -> None:
+        with self.lock:
+            self.free.append(buf)
+            while len(self.free) > self.max_free or sum(a.nbytes for a in self.free) > self.max_bytes:
+                self.free.pop(0)
 
 
 _POOL = _OutputPool()
@@ -485,9 +605,10 @@ def rasterize(prep: Prepared, height: int, width: int, bg_color: np.ndarray, bg_
             out_u8, out_f32 = _POOL.get(shape, np.uint8), np.empty(none, np.float32)
         else:
             out_u8, out_f32 = np.empty(none, np.uint8), np.empty(shape, np.float32)
-        _render(i64(prep.count), i64(prep.perm), i64(prep.geom), f32(prep.center), f32(prep.half), f32(prep.cs), f32(prep.color),
-                f32(prep.alpha), np.ascontiguousarray(prep.fill.numpy()), f32(prep.stroke), f32(prep.shell),
-                f32(prep.verts), i64(prep.nverts), i64(prep.index), i64(prep.bbox),
-                np.ascontiguousarray(bg_color, dtype=np.float32), img, atlas,
-                sprites, sprite_hw, out_u8, out_f32)
+        prims = _Prims(i64(prep.count), i64(prep.perm), i64(prep.geom), f32(prep.center), f32(prep.half),
+                       f32(prep.cs), f32(prep.color), f32(prep.alpha), np.ascontiguousarray(prep.fill.numpy()),
+                       f32(prep.stroke), f32(prep.shell), f32(prep.verts), i64(prep.nverts), i64(prep.index),
+                       i64(prep.bbox))
+        _render(prims, _Images(np.ascontiguousarray(bg_color, dtype=np.float32), img, atlas, sprites, sprite_hw),
+                out_u8, out_f32)
     return out_u8 if uint8 else out_f32

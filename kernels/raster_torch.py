@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 
 from .primitives import ELLIPSE, GLYPH, POLYGON, POLYLINE, SPRITE, Prepared
 from .raster import world_vertices
@@ -51,24 +52,27 @@ def _segments_distance(px, py, va, vb, closed):
     return d, (crossings % 2) == 1
 
 
-def _bilinear(img, ix, iy, zero_outside):
-    """Sample ``img [E,C,h,w]`` at pixel coordinates ``ix, iy [E,P]``. Returns ``[E,C,P]``."""
-    E, C, h, w = img.shape
-    x0f, y0f = torch.floor(ix), torch.floor(iy)
-    fx, fy = ix - x0f, iy - y0f
-    x0, y0 = x0f.long(), y0f.long()
-    out = 0.0
-    flat = img.reshape(E, C, h * w)
-    for oy, wy in ((0, 1.0 - fy), (1, fy)):
-        for ox, wx in ((0, 1.0 - fx), (1, fx)):
-            xx, yy = x0 + ox, y0 + oy
-            inside = (xx >= 0) & (xx < w) & (yy >= 0) & (yy < h)
-            lin = (yy.clamp(0, h - 1) * w + xx.clamp(0, w - 1))[:, None, :].expand(E, C, -1)
-            v = torch.gather(flat, 2, lin)
-            if zero_outside:
-                v = v * inside[:, None, :]
-            out = out + v * (wx * wy)[:, None, :]
-    return out
+def sample_cells(images, u, v, own_hw=None, zero_outside=True):
+    """Bilinear samples of ``images [E,C,h,w]`` (one image per entry) at ``u, v [E,P]``, which
+    run from -1 to 1 across each image edge to edge (pixel centres at ``(2k+1)/n - 1``).
+    ``own_hw [E,2]``: each image's own ``(h, w)`` when it is zero-padded to ``h x w``.
+    Outside the image the samples are 0 (``zero_outside``) or the edge value. Returns
+    ``[E,C,P]``."""
+    if own_hw is not None:
+        hw = own_hw.to(u.dtype)
+        H, W = images.shape[-2:]
+        u, v = (u + 1) * (hw[:, 1:2] / W) - 1, (v + 1) * (hw[:, 0:1] / H) - 1
+    grid = torch.stack([u, v], -1)[:, None]                     # [E,1,P,2]
+    return F.grid_sample(images, grid, mode="bilinear", padding_mode="zeros" if zero_outside else "border",
+                         align_corners=False)[:, :, 0]
+
+
+def _cell(px, py, q):
+    """Pixels ``[E,P]`` in a glyph's or sprite's own frame, ``u, v`` in [-1, 1] across it, and
+    its half sizes ``hx, hy`` ``[E,1]``."""
+    qx, qy = _local(px - q["center"][:, 0:1], py - q["center"][:, 1:2], q["cs"])
+    hx, hy = q["half"][:, 0:1].clamp_min(1e-6), q["half"][:, 1:2].clamp_min(1e-6)
+    return qx / hx, qy / hy, hx, hy
 
 
 def _coverage(kind, px, py, q: dict, atlas, sprites, sprite_hw):
@@ -84,23 +88,16 @@ def _coverage(kind, px, py, q: dict, atlas, sprites, sprite_hw):
         else:
             d, _ = _segments_distance(px, py, v[:, :-1], v[:, 1:], False)
     elif kind == GLYPH:
-        qx, qy = _local(px - q["center"][:, 0:1], py - q["center"][:, 1:2], q["cs"])
-        hx, hy = q["half"][:, 0:1].clamp_min(1e-6), q["half"][:, 1:2].clamp_min(1e-6)
-        u, v = qx / hx, qy / hy
+        u, v, hx, hy = _cell(px, py, q)
         A = atlas.shape[-1]
-        cells = atlas[q["index"]][:, None]                     # [E,1,A,A]
-        sdf = _bilinear(cells, (u + 1) * (A / 2) - 0.5, (v + 1) * (A / 2) - 0.5, False)[:, 0]
+        sdf = sample_cells(atlas[q["index"]][:, None], u, v, None, zero_outside=False)[:, 0]
         px_per_cell = (2.0 / A) * torch.minimum(hx, hy)
         outside = (u.abs() > 1) | (v.abs() > 1)
         d = torch.where(outside, torch.full_like(sdf, 1e4), sdf * px_per_cell)
     else:  # SPRITE
-        qx, qy = _local(px - q["center"][:, 0:1], py - q["center"][:, 1:2], q["cs"])
-        hx, hy = q["half"][:, 0:1].clamp_min(1e-6), q["half"][:, 1:2].clamp_min(1e-6)
+        u, v, _, _ = _cell(px, py, q)
         idx = q["index"]
-        hw = sprite_hw[idx].to(px.dtype)                        # [E,2] (h, w)
-        sx = (qx / hx + 1) * (hw[:, 1:2] / 2) - 0.5
-        sy = (qy / hy + 1) * (hw[:, 0:1] / 2) - 0.5
-        rgba = _bilinear(sprites[idx], sx, sy, True)            # [E,4,P] premultiplied
+        rgba = sample_cells(sprites[idx], u, v, sprite_hw[idx], zero_outside=True)   # [E,4,P] premultiplied
         a = rgba[:, 3] * q["alpha"][:, None]
         return a, rgba[:, :3].permute(0, 2, 1) * q["alpha"][:, None, None]
     shell = q["shell"][:, None]

@@ -1,10 +1,15 @@
 """Batched ops on RGBA sprites ``[B, 4, H, W]`` uint8, on any device: recolour (an exact
 integer blend rule), scale and stretch, rotation, reflection, N copies on one canvas,
-compositing, and measures of how much two sprites differ."""
+compositing, and measures of how much two sprites differ.
+
+Geometry goes through kornia on premultiplied alpha (so edges never darken); quarter turns
+and reflections stay exact pixel permutations.
+"""
 from __future__ import annotations
 
 import math
 
+import kornia.geometry.transform as KT
 import torch
 import torch.nn.functional as F
 
@@ -30,25 +35,30 @@ def recolour(sprites: torch.Tensor, target) -> torch.Tensor:
     return out
 
 
-def _affine(sprites: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
-    """Resample by the affine ``theta`` ``[B, 2, 3]`` (output -> input, normalised coordinates),
-    premultiplied alpha so edges do not darken."""
+def premultiply(sprites: torch.Tensor) -> torch.Tensor:
+    """``[B, 4, H, W]`` uint8 straight alpha -> float premultiplied RGBA in [0, 1] (what may be
+    filtered: no dark fringes where colour meets transparency)."""
     x = sprites.float() / 255
     a = x[:, 3:]
-    pre = torch.cat([x[:, :3] * a, a], 1)
-    grid = F.affine_grid(theta.to(x.dtype), list(x.shape), align_corners=False)
-    y = F.grid_sample(pre, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
-    alpha = y[:, 3:]
-    rgb = torch.where(alpha > 1e-6, y[:, :3] / alpha.clamp_min(1e-6), torch.zeros_like(y[:, :3]))
-    return (torch.cat([rgb, alpha], 1).clamp(0, 1) * 255).round().to(torch.uint8)
+    return torch.cat([x[:, :3] * a, a], 1)
+
+
+def unpremultiply(pre: torch.Tensor) -> torch.Tensor:
+    """Float premultiplied RGBA -> ``[B, 4, H, W]`` uint8 straight alpha (rounded). A pixel
+    whose alpha rounds to 0 is transparent black: no hidden colour is left behind."""
+    alpha = pre[:, 3:]
+    a8 = (alpha.clamp(0, 1) * 255).round()
+    rgb = torch.where(a8 > 0, pre[:, :3] / alpha.clamp_min(1e-6), torch.zeros_like(pre[:, :3]))
+    return torch.cat([(rgb.clamp(0, 1) * 255).round(), a8], 1).to(torch.uint8)
 
 
 def scale(sprites: torch.Tensor, fx: float, fy: float | None = None) -> torch.Tensor:
-    """Scale about the centre by ``fx`` (and ``fy``, default ``fx``) on the same canvas."""
+    """Scale about the centre by ``fx`` (and ``fy``, default ``fx``) on the same canvas
+    (bilinear, premultiplied alpha)."""
     _check(sprites)
     fy = fx if fy is None else fy
-    theta = torch.tensor([[1.0 / fx, 0.0, 0.0], [0.0, 1.0 / fy, 0.0]], device=sprites.device)
-    return _affine(sprites, theta.expand(len(sprites), 2, 3))
+    factor = torch.tensor([[float(fx), float(fy)]], device=sprites.device).expand(len(sprites), 2)
+    return unpremultiply(KT.scale(premultiply(sprites), factor, align_corners=False))
 
 
 def fit_for_rotation(sprites: torch.Tensor) -> torch.Tensor:
@@ -63,23 +73,27 @@ def rotate(sprites: torch.Tensor, degrees: float) -> torch.Tensor:
     d = float(degrees) % 360
     if d % 90 == 0:
         return torch.rot90(sprites, k=-int(d // 90), dims=(2, 3)).contiguous()
-    a = math.radians(d)
-    theta = torch.tensor([[math.cos(a), math.sin(a), 0.0], [-math.sin(a), math.cos(a), 0.0]], device=sprites.device)
-    return _affine(sprites, theta.expand(len(sprites), 2, 3))
+    angle = torch.full((len(sprites),), -d, device=sprites.device)       # kornia turns counter-clockwise
+    return unpremultiply(KT.rotate(premultiply(sprites), angle, align_corners=False))
 
 
 def reflect(sprites: torch.Tensor, axis: str) -> torch.Tensor:
     """Mirror about the X axis (upside down), the Y axis (sideways) or ``"both"``."""
     _check(sprites)
-    dims = {"x": (2,), "y": (3,), "both": (2, 3)}.get(axis)
-    if dims is None:
-        raise ValueError(f"axis={axis!r}; allowed: x, y, both")
-    return torch.flip(sprites, dims=dims)
+    if axis == "x":
+        return KT.vflip(sprites)
+    if axis == "y":
+        return KT.hflip(sprites)
+    if axis == "both":
+        return KT.vflip(KT.hflip(sprites))
+    raise ValueError(f"axis={axis!r}; allowed: x, y, both")
 
 
 def copies(sprite: torch.Tensor, n: int, size: int | None = None) -> torch.Tensor:
     """``n`` copies of one sprite ``[4, h, w]`` laid out in a near-square grid on one canvas
-    ``[4, size, size]`` (default: the sprite's size)."""
+    ``[4, size, size]`` (default: the sprite's size). Each copy is the sprite resized to its
+    grid cell with an area (antialiased) filter on premultiplied alpha; kornia's antialiased
+    resize blurs instead, so torch's filter is kept."""
     if sprite.dim() != 3 or sprite.shape[0] != 4:
         raise ValueError(f"sprite must be [4, h, w], got {tuple(sprite.shape)}")
     if n < 1:
@@ -88,8 +102,8 @@ def copies(sprite: torch.Tensor, n: int, size: int | None = None) -> torch.Tenso
     cols = math.ceil(math.sqrt(n))
     rows = math.ceil(n / cols)
     cell = size // max(cols, rows)
-    small = F.interpolate(sprite[None].float(), size=(cell, cell), mode="bilinear", antialias=True,
-                          align_corners=False)[0].round().clamp(0, 255).to(torch.uint8)
+    small = unpremultiply(F.interpolate(premultiply(sprite[None]), size=(cell, cell), mode="bilinear", antialias=True,
+                                        align_corners=False))[0]
     out = torch.zeros(4, size, size, dtype=torch.uint8, device=sprite.device)
     y0 = (size - rows * cell) // 2
     for k in range(n):

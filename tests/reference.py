@@ -131,3 +131,45 @@ def inside_fraction(scene: Scene, prim: int, H: int, W: int, ss: int = 8) -> np.
             py, px = np.mgrid[0:H, 0:W].astype(np.float64)
             acc += signed_distance(p, px + ox, py + oy, W, atlas) < 0
     return acc / ss / ss
+
+
+def gather_cells(images, u, v, own_hw=None, zero_outside=True):
+    """The hand-written bilinear gather the torch rasterizer used before ``grid_sample``: the
+    reference for :func:`kernels.raster_torch.sample_cells` (same arguments, same result)."""
+    import torch
+
+    E, C, h, w = images.shape
+    sh, sw = (own_hw[:, 0:1].to(u.dtype), own_hw[:, 1:2].to(u.dtype)) if own_hw is not None else (h, w)
+    ix, iy = (u + 1) * (sw / 2) - 0.5, (v + 1) * (sh / 2) - 0.5
+    x0f, y0f = torch.floor(ix), torch.floor(iy)
+    fx, fy = ix - x0f, iy - y0f
+    x0, y0 = x0f.long(), y0f.long()
+    flat = images.reshape(E, C, h * w)
+    out = 0.0
+    for oy, wy in ((0, 1.0 - fy), (1, fy)):
+        for ox, wx in ((0, 1.0 - fx), (1, fx)):
+            xx, yy = x0 + ox, y0 + oy
+            inside = (xx >= 0) & (xx < w) & (yy >= 0) & (yy < h)
+            lin = (yy.clamp(0, h - 1) * w + xx.clamp(0, w - 1))[:, None, :].expand(E, C, -1)
+            value = torch.gather(flat, 2, lin)
+            if zero_outside:
+                value = value * inside[:, None, :]
+            out = out + value * (wx * wy)[:, None, :]
+    return out
+
+
+def warp_reference(sprites, theta):
+    """Resample RGBA sprites ``[B,4,H,W]`` uint8 by the affine ``theta [B,2,3]`` (output ->
+    input, normalised coordinates) with premultiplied alpha: the warp the sprite kernels used
+    before kornia, the reference they are held to."""
+    import torch
+    import torch.nn.functional as F
+
+    x = sprites.float() / 255
+    a = x[:, 3:]
+    pre = torch.cat([x[:, :3] * a, a], 1)
+    grid = F.affine_grid(theta.to(x.dtype), list(x.shape), align_corners=False)
+    y = F.grid_sample(pre, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+    alpha = y[:, 3:]
+    rgb = torch.where(alpha > 1e-6, y[:, :3] / alpha.clamp_min(1e-6), torch.zeros_like(y[:, :3]))
+    return (torch.cat([rgb, alpha], 1).clamp(0, 1) * 255).round().to(torch.uint8)

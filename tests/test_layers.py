@@ -7,6 +7,9 @@
 * ``evals`` imports ``engine``, ``kernels`` and ``evals``: families are found through the
   registry.
 
+Every function also stays readable: at most 80 lines, and blocks nested at most 5 deep
+(an ``elif`` is a sibling, not a level).
+
 Imports made with ``engine.lazy.lazy_module("...")`` count like any other; those under
 ``if TYPE_CHECKING:`` (annotations only) do not run and do not count. No import
 inside a function exists to break a cycle: with every import moved to the top of its
@@ -120,3 +123,42 @@ def test_no_import_breaks_a_cycle():
     for m in sorted(graph):
         if m not in state:
             visit(m)
+
+
+MAX_LINES, MAX_DEPTH = 80, 5
+BLOCKS = (ast.For, ast.While, ast.If, ast.With, ast.Try, ast.AsyncFor, ast.AsyncWith)
+
+
+def _depth(node, d=0) -> int:
+    """How deep blocks nest inside ``node`` (functions and classes inside it not counted)."""
+    best = d
+    for field, value in ast.iter_fields(node):
+        children = value if isinstance(value, list) else [value]
+        for ch in children:
+            if not isinstance(ch, ast.AST) or isinstance(ch, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue
+            elif_ = isinstance(node, ast.If) and field == "orelse" and len(children) == 1 and isinstance(ch, ast.If)
+            best = max(best, _depth(ch, d if elif_ or not isinstance(ch, BLOCKS) else d + 1))
+    return best
+
+
+def _long_or_deep(source: str) -> list[str]:
+    out = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            lines, depth = node.end_lineno - node.lineno + 1, _depth(node)
+            if lines > MAX_LINES or depth > MAX_DEPTH:
+                out.append(f"{node.name} (line {node.lineno}): {lines} lines, blocks {depth} deep")
+    return out
+
+
+def test_the_measure_counts_what_it_should():
+    deep = "def f(x):\n" + "".join("    " * (k + 1) + f"for a{k} in x:\n" for k in range(6)) + "    " * 7 + "pass\n"
+    chain = "def g(x):\n    if x:\n        pass\n" + "    elif x:\n        pass\n" * 9 + "    else:\n        pass\n"
+    assert _long_or_deep(deep) == ["f (line 1): 8 lines, blocks 6 deep"] and _long_or_deep(chain) == []
+    assert _long_or_deep("def h():\n" + "    x = 1\n" * 80) == ["h (line 1): 81 lines, blocks 0 deep"]
+
+
+@pytest.mark.parametrize("module", sorted(MODULES))
+def test_functions_stay_short_and_shallow(module):
+    assert not _long_or_deep(MODULES[module].read_text()), _long_or_deep(MODULES[module].read_text())
