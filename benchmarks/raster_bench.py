@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from engine import SceneBatch
+from engine import Scene, SceneBatch
 from kernels import raster_numba, raster_torch
 from kernels import sprites as new_sprites
 from kernels.glyphs import load_atlas
@@ -95,11 +95,23 @@ def _numba_rows(quick: bool) -> list[dict]:
             for case in best["new"]]
 
 
-def _torch_rows(old, quick: bool) -> list[dict]:
-    from tests.conftest import random_scene
+def _text_and_sprites(rng: np.random.Generator, n: int = 12) -> Scene:
+    """Random text lines and RGBA sprites (what the sampling change touches), rotated."""
+    s = Scene(background=tuple(int(v) for v in rng.integers(0, 256, 3)))
+    for k in range(n):
+        c, rot = tuple(rng.uniform(0.1, 0.9, 2)), float(rng.uniform(-180, 180))
+        if k % 2:
+            s.text("AbQ09?!", c, height=float(rng.uniform(0.04, 0.2)), rotation=rot,
+                   color=tuple(int(v) for v in rng.integers(0, 256, 3)))
+        else:
+            img = rng.integers(0, 256, size=(4, 24, 31)).astype(np.uint8)
+            s.sprite(img, c, (float(rng.uniform(0.1, 0.4)), float(rng.uniform(0.1, 0.4))), rotation=rot)
+    return s
 
+
+def _torch_rows(old, quick: bool) -> list[dict]:
     rng = np.random.default_rng(3)
-    scenes = [random_scene(rng, kinds=["text", "sprite"], n=12) for _ in range(16)]
+    scenes = [_text_and_sprites(rng) for _ in range(16)]
     batch = SceneBatch.from_scenes(scenes)
     atlas = torch.from_numpy(load_atlas().sdf)
     out = []

@@ -348,16 +348,20 @@ def _draw_outline(S, P, b, n, x0, y0, x1, y1, ys):
 
 
 @numba.njit(inline="always", **_JIT)
+def _shape(P, b, n):
+    """Primitive ``n`` of scene ``b`` as scalars: geometry, centre, half sizes (at least
+    1e-6), rotation cosine and sine, shell, stroke, fill, alpha and colour."""
+    return (P.geom[b, n], P.center[b, n, 0], P.center[b, n, 1], max(P.half[b, n, 0], 1e-6),
+            max(P.half[b, n, 1], 1e-6), P.cs[b, n, 0], P.cs[b, n, 1], P.shell[b, n], P.stroke[b, n], P.fill[b, n],
+            P.alpha[b, n], P.color[b, n, 0], P.color[b, n, 1], P.color[b, n, 2])
+
+
+@numba.njit(inline="always", **_JIT)
 def _draw_circle(buf, P, b, n, x0, y0, x1, y1, ys):
     """A circle's distance is exact: per row, pixels within ``r - m`` of the centre are fully
     covered, those beyond ``r + m`` untouched; only the annulus between is evaluated (with
     the same formula as the torch path)."""
-    g = P.geom[b, n]
-    cx, cy = P.center[b, n, 0], P.center[b, n, 1]
-    hx, hy = max(P.half[b, n, 0], 1e-6), max(P.half[b, n, 1], 1e-6)
-    c, s = P.cs[b, n, 0], P.cs[b, n, 1]
-    sh, st, filled, al = P.shell[b, n], P.stroke[b, n], P.fill[b, n], P.alpha[b, n]
-    cr, cg, cb = P.color[b, n, 0], P.color[b, n, 1], P.color[b, n, 2]
+    g, cx, cy, hx, hy, c, s, sh, st, filled, al, cr, cg, cb = _shape(P, b, n)
     m = 0.5 + sh / 2 + (st / 2 if not filled else 0.0) + 1e-3
     solid = filled and sh <= 0
     ro2 = (hx + m) * (hx + m)
@@ -407,12 +411,7 @@ def _sprite_pixel(S, P, I, b, n, y, x, ys, u, v):
 @numba.njit(inline="always", **_JIT)
 def _draw_pixels(S, P, I, b, n, x0, y0, x1, y1, ys):
     """An ellipse, a glyph or a sprite, evaluated at every pixel of its box."""
-    g = P.geom[b, n]
-    cx, cy = P.center[b, n, 0], P.center[b, n, 1]
-    hx, hy = max(P.half[b, n, 0], 1e-6), max(P.half[b, n, 1], 1e-6)
-    c, s = P.cs[b, n, 0], P.cs[b, n, 1]
-    sh, st, filled, al = P.shell[b, n], P.stroke[b, n], P.fill[b, n], P.alpha[b, n]
-    cr, cg, cb = P.color[b, n, 0], P.color[b, n, 1], P.color[b, n, 2]
+    g, cx, cy, hx, hy, c, s, sh, st, filled, al, cr, cg, cb = _shape(P, b, n)
     A = I.atlas.shape[1]
     for y in range(y0, y1):
         py = np.float32(y + 0.5)
