@@ -23,7 +23,7 @@ from kernels.errors import SetupError
 from . import registry
 from .canvas import MAX_SIDE, canvas_size
 from .errors import UserError
-from .scene import Scene
+from .scene import Scene, parse_color
 from .stats import chance, critical_accuracy, percent
 
 EXIT_USAGE = 2
@@ -203,10 +203,13 @@ def _render(a) -> int:
     for k, sd in enumerate(specs):
         if not isinstance(sd, dict) or not isinstance(sd.get("primitives"), list):
             raise UserError(f"scene {k} must be an object with a 'primitives' list")
+        bg = sd.get("background", (255, 255, 255))
+        bg = bg if isinstance(bg, str) else tuple(bg) if isinstance(bg, list) else bg
         try:
-            s = Scene(background=tuple(sd.get("background", (255, 255, 255))))
-        except TypeError:
-            raise UserError(f"scene {k}: background must be [r, g, b]") from None
+            parse_color(bg)
+        except ValueError as e:              # the file's value, checked by the scene API
+            raise UserError(f"scene {k} background: {e}") from None
+        s = Scene(background=bg)
         for i, p in enumerate(sd["primitives"]):
             if not isinstance(p, dict) or "kind" not in p:
                 raise UserError(f"scene {k} primitive {i} must be an object with a 'kind'")

@@ -2,33 +2,42 @@
 
 Families are imported to list tasks and protocols (``procvis list``, ``--help``), which
 must not load torch. A family module that needs a torch-backed module (the renderer, the
-sprite kernels) binds it with :func:`lazy_module` at the top and uses it as usual; the
-module is executed at its first attribute access. This is the standard library's
-``importlib.util.LazyLoader`` recipe; the import-graph test counts these as imports.
+sprite kernels) binds it with :func:`lazy_module` at the top and uses it as usual: the real
+module is imported, the ordinary way, when one of its attributes is first read. The proxy
+is a plain object and is never put in ``sys.modules``, so nothing else (an import system
+walk, ``inspect``) can trigger or see a half-imported module. The import-graph test counts
+these bindings as imports.
 """
 from __future__ import annotations
 
 import importlib
-import importlib.util
-import sys
+import threading
 from types import ModuleType
 
 
-def lazy_module(name: str) -> ModuleType:
-    """The module ``name`` (absolute), executed when one of its attributes is first read.
-    An already imported module is returned as it is."""
-    if name in sys.modules:
-        return sys.modules[name]
-    parent, _, child = name.rpartition(".")
-    if parent:
-        importlib.import_module(parent)
-    spec = importlib.util.find_spec(name)
-    if spec is None:
-        raise ModuleNotFoundError(f"no module named {name!r}", name=name)
-    spec.loader = importlib.util.LazyLoader(spec.loader)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    if parent:
-        setattr(sys.modules[parent], child, module)
-    return module
+class LazyModule:
+    """Stands for module ``name``; the first attribute read imports it."""
+
+    def __init__(self, name: str):
+        self._name = name
+        self._module: ModuleType | None = None
+        self._lock = threading.Lock()
+
+    def _load(self) -> ModuleType:
+        if self._module is None:
+            with self._lock:
+                if self._module is None:
+                    self._module = importlib.import_module(self._name)
+        return self._module
+
+    def __getattr__(self, attr: str):
+        return getattr(self._load(), attr)
+
+    def __repr__(self) -> str:
+        state = "imported" if self._module is not None else "not imported yet"
+        return f"<lazy module {self._name!r}, {state}>"
+
+
+def lazy_module(name: str) -> LazyModule:
+    """A stand-in for the module ``name`` (absolute) that imports it at first use."""
+    return LazyModule(name)

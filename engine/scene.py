@@ -40,7 +40,7 @@ def parse_color(color: Any) -> tuple[float, float, float]:
         return tuple(int(s[i:i + 2], 16) / 255.0 for i in (0, 2, 4))
     try:
         rgb = [float(c) for c in color]
-    except TypeError:
+    except (TypeError, ValueError):
         raise ValueError(f"colour {color!r} is not '#rrggbb' or an (r, g, b) triple of 0..255") from None
     if len(rgb) != 3 or not all(math.isfinite(c) and 0 <= c <= 255 for c in rgb):
         raise ValueError(f"colour {color!r} is not '#rrggbb' or an (r, g, b) triple of 0..255")
@@ -48,7 +48,10 @@ def parse_color(color: Any) -> tuple[float, float, float]:
 
 
 def _finite(name: str, value: float, low: float | None = None) -> float:
-    v = float(value)
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        v = math.nan
     if not math.isfinite(v) or (low is not None and v < low):
         bound = "finite" if low is None else f"finite and >= {low}"
         raise ValueError(f"{name}={value!r} must be {bound}")

@@ -549,21 +549,31 @@ def prepare(p: Primitives, height: int, width: int) -> Prepared:
                     nverts=p.nverts, index=p.index, bbox=t["bbox"])
 
 
+class _Lease:
+    """Exports a pooled buffer: an array made from it (and every slice of that array) keeps
+    the lease alive, so the lease dies only when nothing can reach the buffer any more."""
+
+    def __init__(self, buf: np.ndarray):
+        self.buf = buf
+        self.__array_interface__ = buf.__array_interface__
+
+
 class _OutputPool:
     """Output arrays that are reused once nothing refers to them any more.
 
     A fresh multi-megabyte array costs a page fault per 4 KB on first touch, and faults taken
     by two rendering threads at once serialise (at 512 px, a third of a batch's time). Each
-    array handed out is a new view of a pooled buffer; when that view is garbage collected
-    (the caller has dropped every tensor made from it), ``weakref.finalize`` returns the
-    buffer to the free list. Keeps at most ``max_free`` free buffers and ``max_bytes``.
+    array handed out is made over a lease on a pooled buffer; when the lease is garbage
+    collected (the caller has dropped every array and tensor made from it),
+    ``weakref.finalize`` returns the buffer to the free list. Keeps at most ``max_free``
+    free buffers and ``max_bytes``.
     """
 
     def __init__(self, max_bytes: int = 256 << 20, max_free: int = 8):
         self.free: list[np.ndarray] = []
         self.max_bytes = max_bytes
         self.max_free = max_free
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()            # a release may run from a collection inside get()
 
     def get(self, shape: tuple, dtype) -> np.ndarray:
         with self.lock:
@@ -573,9 +583,9 @@ class _OutputPool:
             buf = np.empty(shape, dtype)
             if buf.nbytes > self.max_bytes // 4:
                 return buf                       # too large to keep
-        view = buf.view()
-        weakref.finalize(view, self._release, buf)
-        return view
+        lease = _Lease(buf)
+        weakref.finalize(lease, self._release, buf)
+        return np.asarray(lease)
 
     def _release(self, buf: np.ndarray) -> None:
         with self.lock:

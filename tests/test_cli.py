@@ -58,6 +58,8 @@ BAD = [
     (["eval", "shapes/*", "--model", "oracle", "--protocol", "nope", "--out", "{tmp}/o"],
      "--protocol 'nope' is not a protocol; protocols: bongard-contrastive-direct"),
     (["bench", "nope"], "argument NAME: invalid choice: 'nope'"),
+    (["render", "{tmp}/bg.json", "--out", "{tmp}/b.png"], "scene 0 background: colour 'zzz' is not '#rrggbb'"),
+    (["render", "{tmp}/big.json", "--out", "{tmp}/b.png"], "scene 0 primitive 0: radius='big' must be finite"),
 ]
 
 
@@ -65,6 +67,9 @@ BAD = [
 def test_bad_input_is_one_line_exit_2_and_harmless(tmp_path, args, message):
     (tmp_path / "file").write_text("precious")
     (tmp_path / "bad.json").write_text(json.dumps({"primitives": [{"kind": "blob", "center": [0.5, 0.5]}]}))
+    (tmp_path / "bg.json").write_text(json.dumps({"background": "zzz", "primitives": []}))
+    (tmp_path / "big.json").write_text(json.dumps({"primitives": [{"kind": "circle", "center": [0.5, 0.5],
+                                                                  "radius": "big"}]}))
     r = _run(*[a.format(tmp=tmp_path) for a in args])
     assert r.returncode == 2
     lines = r.stderr.strip().splitlines()

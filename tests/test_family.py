@@ -2,6 +2,9 @@
 cases), settings that become part of each task's identity, protocols bound to its tasks
 and a report section, all through ``engine.family`` alone."""
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -114,3 +117,25 @@ def test_protocols_fit_their_family_and_reports_come_from_it(toy, tmp_path):
     assert "## Toy\n\n4 toy results by oracle" in summary
     turns = json.loads((tmp_path / "b" / "transcripts.jsonl").read_text().splitlines()[0])["turns"]
     assert len(turns) == 2 and turns[1]["reply"] == "blue"
+
+
+def test_every_family_draws_after_a_discovery_without_torch():
+    """Families are discovered without torch; what they load later (torch, kornia, the
+    sprite and tile kernels) must still arrive whole, whatever imports torch first."""
+    code = """
+import sys
+import engine
+from engine.registry import families, list_tasks, get_task
+roots = sorted({t.split('/')[0] for t in list_tasks()})
+assert 'torch._C' not in sys.modules, 'discovery loaded torch'
+import torch                                       # what a user's training script does next
+small = {'jigsaw.images': 'generated:12', 'jigsaw.image_size': 48}
+for root in roots:
+    task = get_task(list_tasks(root + '/*')[0], small)
+    s = task.sample(0, 0)
+    assert engine.render(s.panels[:1], 32).shape == (1, 3, 32, 32)
+print('drew', len(roots))
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[1])
+    assert r.returncode == 0, r.stderr[-1500:]
+    assert r.stdout.split() == ["drew", "9"]

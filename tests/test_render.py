@@ -250,3 +250,21 @@ def test_renders_with_grid_sample_match_the_gather_within_one_level(monkeypatch)
     monkeypatch.setattr(raster_torch, "sample_cells", gather_cells)
     old = render(scenes, (77, 91), backend="torch")
     assert (new.int() - old.int()).abs().max() <= 1
+
+
+def test_a_slice_of_a_result_keeps_its_memory():
+    """Any array derived from a result (here a numpy slice of the kernel's own output) keeps
+    the pooled buffer out of reuse until it is gone."""
+    from kernels import raster_numba
+    from kernels.glyphs import load_atlas
+
+    def raw(colour):
+        batch = SceneBatch.from_scenes([Scene(background=colour)])
+        prep = raster_numba.prepare(batch.primitives, 16, 16)
+        return raster_numba.rasterize(prep, 16, 16, batch.background.numpy(), None, load_atlas().sdf,
+                                      batch.sprites.numpy(), batch.sprite_hw.numpy())
+
+    kept = raw((255, 0, 0))[0]                           # the whole result is dropped, a slice lives on
+    gc.collect()
+    assert raw((0, 0, 255))[0, 2, 0, 0] == 255
+    assert kept[0, 0, 0] == 255 and kept[2, 0, 0] == 0
