@@ -23,7 +23,7 @@ def _args(p) -> None:
     p.add_argument("benchmark", nargs="?", default="render", choices=list(BENCHMARKS), metavar="NAME",
                    help="which benchmark (listed below)")
     p.add_argument("--quick", action="store_true", help="fewer repeats (a smoke run)")
-    p.add_argument("--results", default=None, help="markdown file to update (default: print only)")
+    p.add_argument("--results", default=None, help="markdown file to update; without it the results are only printed")
 
 
 def _list() -> str:

@@ -69,7 +69,7 @@ def side(text: str) -> int:
     if "x" in text:
         raise argparse.ArgumentTypeError(
             f"--size {text!r}: give one number of pixels N (1..{MAX_SIDE}); a task's panels keep their own shapes "
-            "(a square panel is N x N, a Bongard collage is wider)")
+            "(a square panel is N x N, a collage of several images is wider)")
     return canvas(text)[0]
 
 
@@ -297,7 +297,9 @@ class _Formatter(argparse.RawDescriptionHelpFormatter):
 
     def _get_help_string(self, action):
         text = action.help or ""
-        if not action.option_strings or action.default is argparse.SUPPRESS or "%(default)" in text:
+        optional_positional = not action.option_strings and action.nargs == "?" and action.default is not None
+        if (not action.option_strings and not optional_positional) or action.default is argparse.SUPPRESS \
+                or "%(default)" in text:
             return text
         if action.required:
             return text + " (required)"

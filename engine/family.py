@@ -15,6 +15,9 @@
     @FAMILY.report
     def report(results, folder, title) -> str: ...   # the family's section of summary.md
 
+    @FAMILY.runner("mine-baseline", help="a classifier trained per task")
+    def baseline(arg, seed, device, batch_size): ...   # -> Runner for --model mine-baseline[:ARG]
+
 That is the whole contract: the registry finds the folder, the generic tests cover every
 task, and the harness, CLI and report code need no change.
 """
@@ -93,6 +96,16 @@ class Family:
         cls.family = self.name
         registry.add_protocol(cls)
         return cls
+
+    def runner(self, name: str, help: str) -> Callable:
+        """Decorator: ``factory(arg, seed=, device=, batch_size=) -> Runner`` answers
+        ``--model name`` (``arg`` None) and ``--model name:ARG``; a baseline that only makes
+        sense for this family's protocols (a classifier trained per task) lives here. The
+        factory should import heavy packages itself, so listing runners stays cheap."""
+        def deco(factory):
+            registry.add_runner(name, factory, help)
+            return factory
+        return deco
 
     def report(self, fn: Callable[..., str]) -> Callable[..., str]:
         """Decorator: ``fn(results, folder, title) -> markdown``, the family's section of an

@@ -36,7 +36,7 @@ import torch
 
 from .canvas import canvas_size
 from .errors import OutputError, UserError
-from .registry import get_task, resolve, run_settings
+from .registry import bound_task, get_task, resolve, run_settings
 from .rendering import render
 
 FORMATS = ("parquet", "imagefolder")
@@ -191,7 +191,7 @@ def write_shard(out: str, cfg: RunConfig, task: str, k: int) -> int:
 
 
 def _init_worker(threads: int) -> None:
-    import numba
+    import numba      # in the worker only: a parent rendering on the torch path never loads it
 
     torch.set_num_threads(threads)
     numba.set_num_threads(threads)
@@ -374,11 +374,11 @@ def _rows(path: Path):
 
 
 def _row_settings(task: str, meta: dict) -> dict:
-    return {f"{get_task(task).family}.{k}": v for k, v in (meta.get("settings") or {}).items()}
+    return {f"{bound_task(task, None).family}.{k}": v for k, v in (meta.get("settings") or {}).items()}
 
 
 def _task_settings(settings: dict, task: str) -> dict:
-    family = get_task(task).family
+    family = bound_task(task, None).family
     return {k: v for k, v in settings.items() if k.split(".", 1)[0] == family}
 
 

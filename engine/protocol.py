@@ -58,6 +58,7 @@ class Request:
     options: list[str] | None = None
     gold: str = field(default="", repr=False)
     history: list[tuple[str, list[torch.Tensor], str]] = field(default_factory=list)
+    settings: dict | None = None
 
 
 class Runner(_Interface):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import importlib
 import pkgutil
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 
 from .errors import UnknownTaskError, UserError
 from .protocol import Direct, Protocol
@@ -29,7 +29,9 @@ _FAMILIES: dict[str, Family] = {}
 _TASKS: dict[str, Task] = {}
 _ROOTS: dict[str, str] = {}  # first part of a task id -> the family that owns it
 _PROTOCOLS: dict[str, type[Protocol]] = {Direct.name: Direct}
+_RUNNERS: dict[str, tuple[Callable, str]] = {}   # --model NAME[:ARG] -> (factory, help)
 _discovered = False
+_discovering = False
 
 
 # ---------------------------------------------------------------- registration (engine.family calls these)
@@ -55,15 +57,28 @@ def add_protocol(cls: type[Protocol]) -> None:
     _PROTOCOLS[cls.name] = cls
 
 
+def add_runner(name: str, factory: Callable, help: str) -> None:
+    if name in _RUNNERS and _RUNNERS[name][0] is not factory:
+        raise ValueError(f"runner {name!r} is registered twice")
+    _RUNNERS[name] = (factory, help)
+
+
 def _discover() -> None:
-    global _discovered
-    if _discovered:
+    """Import every family plug-in once. A plug-in that fails to import raises here and is
+    retried by the next lookup; a lookup made while the plug-ins import (a family module
+    asking the registry at import time) sees what is registered so far."""
+    global _discovered, _discovering
+    if _discovered or _discovering:
         return
-    _discovered = True
-    package = importlib.import_module(PLUGINS)
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
-        if info.ispkg:
-            importlib.import_module(f"{PLUGINS}.{info.name}")
+    _discovering = True
+    try:
+        package = importlib.import_module(PLUGINS)
+        for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda m: m.name):
+            if info.ispkg:
+                importlib.import_module(f"{PLUGINS}.{info.name}")
+        _discovered = True
+    finally:
+        _discovering = False
 
 
 # ---------------------------------------------------------------- families and settings
@@ -115,22 +130,33 @@ def list_tasks(pattern: str | None = None) -> list[str]:
 def get_task(task_id: str, settings: dict | None = None) -> Task:
     """The task with this exact id, bound to its family's settings (``settings`` overrides
     the defaults), or :class:`UnknownTaskError` naming close matches."""
-    _discover()
-    if task_id not in _TASKS:
-        root = task_id.split("/", 1)[0]
-        near = [t for t in sorted(_TASKS) if t.startswith(root + "/")][:5]
-        hint = f"; tasks of {root!r} include {', '.join(near)}" if near else f"; families: {', '.join(_roots())}"
-        raise UnknownTaskError(f"unknown task {task_id!r}{hint}")
-    task = _TASKS[task_id]
+    task = _lookup(task_id)
     family = _FAMILIES[task.family]
     return task.bind(family.resolve_settings(settings or {})) if family.settings else task
+
+
+def bound_task(task_id: str, settings: dict | None) -> Task:
+    """The task with this id under ``settings`` exactly as a sample recorded them (its
+    family's own names; ``None`` for a family without settings). Nothing is resolved from
+    defaults or the environment, so this is the task that drew the sample."""
+    task = _lookup(task_id)
+    return task.bind(settings) if settings else task
 
 
 def task_of(sample) -> Task:
     """The task that drew ``sample``, under the settings it was drawn with (a protocol that
     shows other samples of the same task, a training split or an exemplar, uses this)."""
-    task = get_task(sample.task)
-    return task.bind(sample.settings) if sample.settings else task
+    return bound_task(sample.task, sample.settings)
+
+
+def _lookup(task_id: str) -> Task:
+    _discover()
+    if task_id not in _TASKS:
+        root = task_id.split("/", 1)[0]
+        near = [t for t in sorted(_TASKS) if t.startswith(root + "/")][:5]
+        hint = f"; tasks of {root!r} include {', '.join(near)}" if near else f"; task roots: {', '.join(_roots())}"
+        raise UnknownTaskError(f"unknown task {task_id!r}{hint}")
+    return _TASKS[task_id]
 
 
 def resolve(pattern: str, settings: dict | None = None) -> list[Task]:
@@ -139,13 +165,31 @@ def resolve(pattern: str, settings: dict | None = None) -> list[Task]:
     settings = check_settings(settings)
     ids = list_tasks(pattern)
     if not ids:
-        raise UnknownTaskError(f"no registered task matches {pattern!r}; families: {', '.join(_roots())} "
+        raise UnknownTaskError(f"no registered task matches {pattern!r}; task roots: {', '.join(_roots())} "
                                f"(try 'procvis list' or a pattern such as '{_roots()[0]}/*')")
     return [get_task(t, settings) for t in ids]
 
 
 def _roots() -> list[str]:
     return sorted(_ROOTS)
+
+
+# ---------------------------------------------------------------- runners
+
+def runners() -> dict[str, str]:
+    """The runners families register (``--model NAME`` or ``NAME:ARG``), with their help."""
+    _discover()
+    return {n: h for n, (_, h) in sorted(_RUNNERS.items())}
+
+
+def get_runner(model: str, **options):
+    """The runner a family registered for ``model`` (``NAME`` or ``NAME:ARG``; ARG goes to the
+    factory as its first argument, ``None`` when absent), or ``None`` if no family has it."""
+    _discover()
+    name, _, arg = model.partition(":")
+    if name not in _RUNNERS:
+        return None
+    return _RUNNERS[name][0](arg or None, **options)
 
 
 # ---------------------------------------------------------------- protocols
@@ -175,5 +219,5 @@ def check_fit(protocol: Protocol, tasks: list[Task]) -> None:
                         f"protocols for {other[0].family}: {', '.join(fits)}")
 
 
-__all__ = ["list_tasks", "get_task", "task_of", "resolve", "families", "get_family", "check_settings", "run_settings",
-           "protocols", "get_protocol", "check_fit", "UnknownTaskError"]
+__all__ = ["list_tasks", "get_task", "task_of", "bound_task", "runners", "get_runner", "resolve", "families",
+           "get_family", "check_settings", "run_settings", "protocols", "get_protocol", "check_fit", "UnknownTaskError"]

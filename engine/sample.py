@@ -8,9 +8,10 @@ from typing import Any
 from .answers import check_answer, format_answer
 from .scene import Scene
 
-# The typed fields below are written into a record's ``meta`` under these names (when set),
-# so a dataset row carries them without a schema change.
-PRESENTATION = ("gold_text", "prompt_panels", "panel_extents", "caption", "settings")
+# The typed fields below (how a sample is shown and scored, and the settings it was drawn
+# under) are written into a record's ``meta`` under these names when set, so a dataset row
+# carries them without a schema change; ``meta`` itself must not use these names.
+TYPED_META = ("gold_text", "prompt_panels", "panel_extents", "caption", "settings")
 
 
 @dataclass
@@ -96,7 +97,7 @@ class Sample:
         """The sample's metadata row (everything but pixels), JSON-serialisable. The typed
         presentation fields that are set travel inside ``meta`` under their own names."""
         meta = dict(self.meta)
-        for name in PRESENTATION:
+        for name in TYPED_META:
             value = getattr(self, name)
             if value is not None:
                 meta[name] = [list(v) for v in value] if name == "panel_extents" else value
@@ -108,6 +109,9 @@ class Sample:
     def validate(self) -> None:
         """Raise ``ValueError`` when the sample breaks the answer schema or its own fields."""
         check_answer(self.answer, self.answer_type, self.options)
+        clash = sorted(set(self.meta) & set(TYPED_META))
+        if clash:
+            raise ValueError(f"{self.id}: meta keys {clash} are typed Sample fields; set the fields instead")
         if not self.panels or not all(isinstance(p, Scene) for p in self.panels):
             raise ValueError(f"{self.id}: panels must be a non-empty list of Scene")
         if not isinstance(self.question, str) or not self.question.strip():

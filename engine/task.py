@@ -5,7 +5,7 @@ A task is a pure function ``fn(rng, **params) -> Draw``: the registry hands it t
 per-sample generator of :func:`engine.rng.sample_rng`, so ``task.sample(seed, index)`` is
 the same wherever and whenever it is called. A function that takes ``index`` gets the
 sample index; one that takes ``settings`` gets the task's family settings (image folders,
-object sets...), which are part of the task's identity: they are recorded in every sample.
+which objects to draw...), which are part of the task's identity: they are recorded in every sample.
 """
 from __future__ import annotations
 
@@ -58,7 +58,12 @@ class Task:
             kwargs["index"] = index
         if "settings" in wants:
             kwargs["settings"] = dict(self.settings or {})
-        d = self.fn(rng, **kwargs)
+        return self.build(self.fn(rng, **kwargs), seed, index)
+
+    def build(self, d: Draw, seed: int, index: int) -> Sample:
+        """The validated :class:`Sample` of this task holding draw ``d`` as ``(seed, index)``
+        (what :meth:`sample` returns; a family that draws outside the grid of registered
+        parameters, such as Percept-V at an explicit size, builds its samples with it)."""
         if not isinstance(d, Draw):
             raise TypeError(f"task {self.id} returned {type(d).__name__}, expected engine.Draw")
         panels = d.panels if isinstance(d.panels, list) else [d.panels]

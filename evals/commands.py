@@ -5,16 +5,16 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.cli import Command, positive_int, sampling_options, settings_of, writable_parent
-from engine.registry import protocols
+from engine.registry import protocols, runners
 
 
 def _eval_args(p) -> None:
     p.add_argument("pattern", help="task id or glob pattern")
     p.add_argument("--model", required=True,
-                   help="random, oracle, vit (the ELVIS ViT-B/16 baseline; vit:WEIGHTS for local weights), or the "
-                        "folder of a local Hugging Face vision-language checkpoint")
+                   help="random, oracle, a family's runner (listed below), or the folder of a local Hugging Face "
+                        "vision-language checkpoint")
     p.add_argument("--protocol", default="direct", help="how the model is asked; the protocols are listed below")
-    p.add_argument("--device", default="cpu", help="torch device of the model and the rendering")
+    p.add_argument("--device", default="cpu", help="torch device of the model (samples are rendered on the CPU)")
     p.add_argument("--out", required=True, help="run folder: results.json, transcripts.jsonl, summary.md, plots")
     sampling_options(p, count=10, size=224)
     p.add_argument("--batch-size", type=positive_int("--batch-size"), default=8, help="requests per model call")
@@ -25,7 +25,8 @@ def _protocol_list() -> str:
     for name, cls in protocols().items():
         about = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
         rows.append(f"  {name:<31} {about}")
-    return "protocols:\n" + "\n".join(rows)
+    models = [f"  {name:<31} {about}" for name, about in runners().items()]
+    return "protocols:\n" + "\n".join(rows) + ("\n\nfamily runners (--model):\n" + "\n".join(models) if models else "")
 
 
 def _eval(a) -> int:

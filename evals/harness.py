@@ -76,7 +76,7 @@ def _converse(samples, protocol: Protocol, runner: Runner, cache: _Cache, size: 
                 past = [(t.prompt, t.images, t.reply) for t in turns[:-1]] if turns[-1].history else []
                 reqs.append(Request(id=f"{s.id}#{len(turns) - 1}", task=s.task, images=turns[-1].images,
                                     prompt=turns[-1].prompt, answer_type=s.answer_type, options=s.options,
-                                    gold=turns[-1].gold or s.reply_text, history=past))
+                                    gold=turns[-1].gold or s.reply_text, history=past, settings=s.settings))
             replies = runner.generate(reqs)
             if len(replies) != len(reqs) or not all(isinstance(r, str) for r in replies):
                 raise UserError(f"runner {runner.name!r} returned {len(replies)} replies for {len(reqs)} requests "
@@ -139,7 +139,7 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
         cache.file.close()
         if bar:
             bar.close()
-    summary = summarise(results)
+    summary = summarise(results, tasks)
     _write(root / "results.json", json.dumps(results, indent=1, ensure_ascii=False) + "\n")
     _write(root / "transcripts.jsonl", "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in transcripts))
     families = "\n".join(part for part in family_sections(results, tasks, root, runner.name) if part)
@@ -168,15 +168,19 @@ def _write(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
-def summarise(results: list[dict]) -> dict:
-    """Per task: n, accuracy, format errors, chance and the p<0.05 critical accuracy."""
+def summarise(results: list[dict], tasks=()) -> dict:
+    """Per task: n, accuracy, format errors, chance and the p<0.05 critical accuracy. Chance
+    comes from each task as given in ``tasks`` (bound to the run's settings), else as
+    registered with default settings."""
+    bound = {t.id: t for t in tasks}
     by_task: dict[str, list[dict]] = {}
     for r in results:
         by_task.setdefault(r["task"], []).append(r)
     rows = {}
     for task, rs in by_task.items():
         n = len(rs)
-        p0 = 0.0 if get_task(task).open_answer else chance(dict(answer_space(task)))
+        t = bound.get(task) or get_task(task)
+        p0 = 0.0 if t.open_answer else chance(dict(answer_space(t)))
         rows[task] = {"n": n, "accuracy": sum(r["correct"] for r in rs) / n,
                       "format_errors": sum(r["format_error"] for r in rs) / n, "chance": p0,
                       "critical": critical_accuracy(n, p0) if 0 < p0 < 1 else float("nan")}

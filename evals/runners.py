@@ -7,23 +7,32 @@ requests; runners never see tasks; scoring reads replies.
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 from pathlib import Path
 
 import numpy as np
 
 from engine.errors import UserError
+from engine import registry
 from engine.protocol import Request, Runner
-from engine.registry import get_task
+from engine.task import Task
 
 
-@functools.lru_cache(maxsize=None)
-def answer_space(task_id: str, n: int = 512) -> tuple[tuple[str, float], ...]:
-    """The distribution of a task's gold answers: the one the task states, else the empirical
-    one over ``n`` samples at a seed no dataset uses (answers in the family's own format when
-    it has one). Returns ``((answer, p), ...)``."""
-    task = get_task(task_id)
+def answer_space(task: Task, n: int = 512) -> tuple[tuple[str, float], ...]:
+    """The distribution of ``task``'s gold answers under its settings: the one the task
+    states, else the empirical one over ``n`` samples at a seed no dataset uses (answers in
+    the family's own format when it has one). Returns ``((answer, p), ...)``; computed once
+    per task identity (id and settings)."""
+    key = (task.identity, n)
+    if key not in _SPACES:
+        _SPACES[key] = _answer_space(task, n)
+    return _SPACES[key]
+
+
+_SPACES: dict[tuple[str, int], tuple[tuple[str, float], ...]] = {}
+
+
+def _answer_space(task: Task, n: int) -> tuple[tuple[str, float], ...]:
     if task.answer_distribution:
         total = sum(task.answer_distribution.values())
         return tuple((a, p / total) for a, p in task.answer_distribution.items())
@@ -46,10 +55,11 @@ class RandomRunner:
     def generate(self, requests: list[Request]) -> list[str]:
         out = []
         for r in requests:
-            if get_task(r.task).open_answer:      # no distribution to draw a free-text answer from
+            task = registry.bound_task(r.task, r.settings)
+            if task.open_answer:                  # no distribution to draw a free-text answer from
                 out.append("I do not know.")
                 continue
-            answers, probs = zip(*answer_space(r.task))
+            answers, probs = zip(*answer_space(task))
             key = int.from_bytes(hashlib.blake2b(f"{self.seed}\x00{r.id}".encode(), digest_size=8).digest(), "little")
             out.append(answers[int(np.random.Generator(np.random.Philox(key=key)).choice(len(answers), p=probs))])
         return out
@@ -65,20 +75,20 @@ class OracleRunner:
 
 
 def make_runner(model: str, seed: int = 0, device: str = "cpu", batch_size: int = 8) -> Runner:
-    """``random``, ``oracle``, ``vit`` (the ELVIS ViT-B/16 baseline, randomly initialised) or
-    ``vit:WEIGHTS`` (from a local checkpoint folder), or the path of a local Hugging Face
-    vision-language checkpoint."""
+    """``random``, ``oracle``, a runner a family registered (``NAME`` or ``NAME:ARG``, e.g.
+    ``vit``, the ELVIS baseline), or the path of a local Hugging Face vision-language
+    checkpoint."""
     if model == "random":
         return RandomRunner(seed)
     if model == "oracle":
         return OracleRunner()
-    if model == "vit" or model.startswith("vit:"):
-        from .vit_baseline import ViTRunner      # transformers: only for this runner
-
-        return ViTRunner(weights=model[4:] or None, seed=seed, device=device)
+    family_runner = registry.get_runner(model, seed=seed, device=device, batch_size=batch_size)
+    if family_runner is not None:
+        return family_runner
     if (Path(model) / "config.json").is_file():
         from .hf_runner import HFRunner          # transformers: only for this runner
 
         return HFRunner(model, device=device, batch_size=batch_size)
-    raise UserError(f"--model {model!r}: expected random, oracle, vit, vit:WEIGHTS or a folder holding a Hugging Face "
-                     "checkpoint (config.json)")
+    names = ", ".join(["random", "oracle", *(f"{n}[:ARG]" for n in registry.runners())])
+    raise UserError(f"--model {model!r}: expected {names} or a folder holding a Hugging Face checkpoint "
+                    "(config.json)")

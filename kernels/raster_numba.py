@@ -530,7 +530,7 @@ def _prepare(valid, geom, center, scale, rotation, order, fill, stroke, shell, b
 
 def prepare(p: Primitives, height: int, width: int) -> Prepared:
     """The numba twin of :func:`kernels.raster.prepare` (CPU tensors in, CPU tensors out)."""
-    import torch
+    import torch      # only here: the kernels themselves run on numpy arrays, and tests import them without torch
 
     B, N = p.valid.shape
     a = {k: np.empty(shape, dt) for k, shape, dt in (

@@ -13,6 +13,7 @@ import kornia.geometry.transform as KT
 import torch
 import torch.nn.functional as F
 
+
 def _check(sprites: torch.Tensor) -> None:
     if sprites.dim() != 4 or sprites.shape[1] != 4 or sprites.dtype != torch.uint8:
         raise ValueError(f"sprites must be [B, 4, H, W] uint8, got {tuple(sprites.shape)} {sprites.dtype}")

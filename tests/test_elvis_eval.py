@@ -97,7 +97,7 @@ TINY_VIT = dict(image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2
 
 
 def test_vit_baseline_trains_a_fresh_classifier_per_task(tmp_path):
-    from evals.vit_baseline import ViTRunner
+    from scenes.elvis.vit_runner import ViTRunner
 
     runner = ViTRunner(config=TINY_VIT, epochs=30, lr=3e-3)
     t1, t2 = list_tasks(TASKS)[:2]
@@ -119,7 +119,7 @@ def test_vit_baseline_trains_a_fresh_classifier_per_task(tmp_path):
 def test_vit_baseline_fits_its_train_split():
     from engine.outputs import render_samples
     from engine.registry import get_task
-    from evals.vit_baseline import ViTRunner
+    from scenes.elvis.vit_runner import ViTRunner
     from scenes.elvis import split_indices
 
     runner = ViTRunner(config=TINY_VIT, epochs=200, lr=3e-3)
@@ -131,7 +131,19 @@ def test_vit_baseline_fits_its_train_split():
 
 
 def test_vit_baseline_refuses_other_protocols(tmp_path):
-    from evals.vit_baseline import ViTRunner
+    from scenes.elvis.vit_runner import ViTRunner
 
     with pytest.raises(ValueError, match="elvis protocol only"):
         evaluate(list_tasks(TASKS)[0], ViTRunner(config=TINY_VIT), str(tmp_path), count=2, size=32, progress=False)
+
+
+def test_the_vit_runner_is_found_through_the_family_registry(tmp_path):
+    from engine.errors import UserError
+    from engine.registry import runners
+    from evals.runners import make_runner
+
+    assert "vit" in runners()
+    with pytest.raises(UserError, match="vit:.*missing.*config.json"):
+        make_runner(f"vit:{tmp_path / 'missing'}")
+    with pytest.raises(UserError, match=r"random, oracle, vit\[:ARG\]"):
+        make_runner("no-such-model")

@@ -127,7 +127,7 @@ def test_wrong_runner_output_is_a_clear_error(tmp_path):
 def test_random_guesses_are_seeded_per_request():
     r = Request(id="x:1:2", task="jigsaw/connection", images=[], prompt="", answer_type="fixed", options=["A", "B", "C"])
     assert RandomRunner(1).generate([r]) == RandomRunner(1).generate([r])
-    assert dict(answer_space("shapes/same_shape")).keys() == {"yes", "no"}
+    assert dict(answer_space(get_task("shapes/same_shape"))).keys() == {"yes", "no"}
 
 
 def test_eval_cli_rejects_unknown_models_in_one_line(tmp_path):

@@ -1,6 +1,6 @@
 """ELVIS (Gestalt Vision): proximity, similarity, closure, continuity and symmetry rule
 tasks, the paper's two-stage protocols and the per-principle report."""
-from . import protocol, report  # noqa: F401  (register the protocols and the report section)
+from . import protocol, report, runners  # noqa: F401  (register the protocols, report section and runners)
 from .factors import CATEGORIES, PRINCIPLES, Factors, enumerate_factors
 from .family import FAMILY
 from .protocol import induction_prompt, parse_label

@@ -106,3 +106,4 @@ class ElvisBlind(_Elvis):
 
     name = "elvis-blind"
     aware = False
+

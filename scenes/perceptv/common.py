@@ -102,9 +102,7 @@ def make(name: str, size: int, instance: int = 0, seed: int = 0, fixed: bool = F
                         f"{', '.join(sorted(k for k, v in DOMAINS.items() if v.fixes))}")
     task = get_task(f"perceptv{'_fixed' if fixed else ''}/{name}")
     draw = draw_problem(d, sample_rng(seed, f"{task.id}@{size}", instance), int(size), int(instance), fixed)
-    panels = draw.panels if isinstance(draw.panels, list) else [draw.panels]
-    return Sample(task.id, seed, instance, panels, draw.question, draw.answer, draw.answer_type, draw.options,
-                  {"params": dict(task.params), **draw.meta}, gold_text=draw.gold_text)
+    return task.build(draw, seed, instance)
 
 
 def read_reply(reply, sample) -> Parsed:

@@ -1,4 +1,4 @@
-"""The ELVIS ViT baseline as a runner: a fresh 2-class ViT per task, trained on the task's
+"""The ELVIS ViT baseline as a runner (``--model vit`` or ``vit:WEIGHTS``): a fresh 2-class ViT per task, trained on the task's
 train split and asked to label each test image.
 
 It speaks the ``elvis`` protocol: the rule-induction turn (train images, positives first)
@@ -15,12 +15,15 @@ import copy
 import hashlib
 import re
 from collections import OrderedDict
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 
 from engine.errors import UserError
 from engine.protocol import Request
+
+from .protocol import INDUCTION
 
 VIT_B16 = dict(image_size=224, patch_size=16, hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
                intermediate_size=3072)
@@ -36,6 +39,9 @@ class ViTRunner:
                  weight_decay: float = 5e-5, seed: int = 0, device: str = "cpu", keep: int = 2):
         from transformers import ViTConfig, ViTForImageClassification
 
+        if weights and not (Path(weights) / "config.json").is_file():
+            raise UserError(f"--model vit:{weights}: not a folder holding a ViT checkpoint (config.json); give a local "
+                            "folder, or plain 'vit' for random initial weights")
         torch.manual_seed(seed)
         if weights:
             model = ViTForImageClassification.from_pretrained(weights, num_labels=2, ignore_mismatched_sizes=True)
@@ -92,10 +98,13 @@ class ViTRunner:
                     raise UserError(f"classifier {m.group(1)} is not in memory; the ViT baseline answers only the "
                                      "elvis protocol, asked in order")
                 out.append(self.predict(m.group(1), r.images)[0])
-            elif r.prompt.startswith("You are an AI reasoning about visual patterns") and len(r.images) % 2 == 0:
+            elif r.prompt.startswith(INDUCTION_OPENING) and len(r.images) % 2 == 0:
                 half = len(r.images) // 2
                 out.append(f"trained classifier {self.train(r.images, [1] * half + [0] * half)}")
             else:
                 raise UserError(f"request {r.id}: the ViT baseline answers the elvis protocol only "
                                  "(--protocol elvis or elvis-blind)")
         return out
+
+
+INDUCTION_OPENING = INDUCTION.split("{", 1)[0]     # the induction prompt's fixed first words
