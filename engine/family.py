@@ -23,6 +23,7 @@ task, and the harness, CLI and report code need no change.
 """
 from __future__ import annotations
 
+import fnmatch
 import itertools
 import os
 from dataclasses import dataclass
@@ -58,6 +59,7 @@ class Family:
         self.settings: dict[str, Setting] = {s.name: s for s in settings}
         self.reader = reader              # how its tasks' replies are read (default: by answer type)
         self.reporter: Callable[..., str] | None = None
+        self.exemptions: list[tuple[str, str, str]] = []     # (task glob, audit bar, reason)
         registry.add_family(self)
 
     def __repr__(self) -> str:
@@ -106,6 +108,19 @@ class Family:
             registry.add_runner(name, factory, help)
             return factory
         return deco
+
+    def exempt(self, pattern: str, bar: str, reason: str) -> None:
+        """Tasks matching the glob ``pattern`` cannot meet audit ``bar`` by design; ``reason``
+        (the paper's own definition, stated) is printed next to them in ``AUDIT.md``. Bars:
+        ``probe``, ``reader``, ``legibility``, ``solvability``, and ``predictable`` (answers
+        that follow from the parameters, e.g. a count that is the problem size)."""
+        if not reason.strip():
+            raise ValueError(f"exemption of {pattern!r} from {bar!r} needs a reason")
+        self.exemptions.append((pattern, bar, reason.strip()))
+
+    def exemption(self, task_id: str, bar: str) -> str | None:
+        """The reason ``task_id`` is exempt from ``bar``, or ``None``."""
+        return next((r for p, b, r in self.exemptions if b == bar and fnmatch.fnmatchcase(task_id, p)), None)
 
     def report(self, fn: Callable[..., str]) -> Callable[..., str]:
         """Decorator: ``fn(results, folder, title) -> markdown``, the family's section of an

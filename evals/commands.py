@@ -1,10 +1,11 @@
 """The evaluation commands, added to ``procvis`` through the ``procvis.commands`` entry points:
-``procvis eval`` and ``procvis tiny-model``. Heavy imports happen when a command runs."""
+``procvis eval``, ``procvis audit`` and ``procvis tiny-model``. Heavy imports happen when a command runs."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from engine.cli import Command, positive_int, sampling_options, settings_of, writable_parent
+from engine.errors import UserError
 from engine.registry import protocols, runners
 
 
@@ -54,7 +55,30 @@ def _tiny(a) -> int:
     return 0
 
 
+def _audit_args(p) -> None:
+    p.add_argument("pattern", nargs="+", help="task ids or glob patterns")
+    p.add_argument("--out", required=True, help="folder for audit.json, AUDIT.md and plots")
+    sampling_options(p, count=24, size=224)
+
+
+def _audit(a) -> int:
+    from .audit.report import write_report      # torch, numba: loaded when the command runs
+    from .audit.run import audit
+
+    if a.count < 8:
+        raise UserError(f"--count {a.count}: the audit needs at least 8 samples per task")
+    writable_parent(Path(a.out) / "x")
+    result = audit(a.pattern, count=a.count, seed=a.seed, size=a.size, settings=settings_of(a),
+                   progress=not a.quiet)
+    path = write_report(result, a.out)
+    failing = sum(any(v.startswith("fail") for v in r["bars"].values()) for r in result["tasks"].values())
+    print(f"audited {len(result['tasks'])} tasks in {result['seconds']:.0f} s: {failing} fail a bar; see {path}")
+    return 0
+
+
 EVAL = Command("eval", "run a model on samples and score it (results.json, summary.md)", _eval_args, _eval,
                epilog=_protocol_list)
+AUDIT = Command("audit", "check that each task's score measures its skill: shortcut probes, answer "
+                "predictability, reply battery, legibility, solvability (audit.json, AUDIT.md)", _audit_args, _audit)
 TINY_MODEL = Command("tiny-model", "write a tiny random vision-language checkpoint (offline tests, plumbing)",
                      _tiny_args, _tiny)

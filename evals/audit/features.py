@@ -1,0 +1,159 @@
+"""Nuisance statistics of a sample: numbers that describe how a picture looks without
+encoding the rule it was drawn for (how much ink, how many blobs and colours, how spread
+out they are). A task whose answer these numbers predict can be solved without its skill.
+
+Every statistic is computed twice, from the rendered pixels and from the scene's
+primitives, so that neither a rendering detail nor a layout detail can hide a shortcut.
+Nothing here knows a family.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+PIXEL_FEATURES = ("ink", "ink_r", "ink_g", "ink_b", "colours", "edges", "blobs", "blob_area", "blob_area_cv",
+                  "blob_spread", "blob_nn")
+SCENE_FEATURES = ("prims", "prim_size", "prim_size_cv", "prim_colours", "prim_kinds", "prim_spread", "prim_nn")
+FEATURES = PIXEL_FEATURES + SCENE_FEATURES
+INK_THRESHOLD = 24          # a pixel is ink when a channel differs from the background by more
+
+
+def background_of(image: np.ndarray) -> np.ndarray:
+    """The most common colour of the border pixels of ``image`` ``[3,H,W]`` uint8 -> ``[3]``."""
+    border = np.concatenate([image[:, 0, :], image[:, -1, :], image[:, :, 0], image[:, :, -1]], axis=1).T
+    colours, counts = np.unique(border, axis=0, return_counts=True)
+    return colours[int(counts.argmax())]
+
+
+def ink_mask(image: np.ndarray, background: np.ndarray | None = None) -> np.ndarray:
+    """``[H,W]`` bool: pixels that differ from the background colour by more than the threshold."""
+    bg = background_of(image) if background is None else background
+    return (np.abs(image.astype(np.int16) - bg.astype(np.int16)[:, None, None]).max(axis=0) > INK_THRESHOLD)
+
+
+@numba.njit(cache=True)
+def _find(parent, i):
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+@numba.njit(cache=True)
+def _label(mask):
+    H, W = mask.shape
+    parent = np.arange(H * W)
+    for y in range(H):
+        for x in range(W):
+            if not mask[y, x]:
+                continue
+            i = y * W + x
+            if x > 0 and mask[y, x - 1]:
+                a, b = _find(parent, i), _find(parent, i - 1)
+                parent[max(a, b)] = min(a, b)
+            if y > 0 and mask[y - 1, x]:
+                a, b = _find(parent, i), _find(parent, i - W)
+                parent[max(a, b)] = min(a, b)
+    out = np.zeros((H, W), np.int32)
+    ids = np.zeros(H * W, np.int32)
+    n = 0
+    for y in range(H):
+        for x in range(W):
+            if mask[y, x]:
+                r = _find(parent, y * W + x)
+                if ids[r] == 0:
+                    n += 1
+                    ids[r] = n
+                out[y, x] = ids[r]
+    return out, n
+
+
+def label(mask: np.ndarray) -> tuple[np.ndarray, int]:
+    """4-connected components of ``mask`` ``[H,W]``: ``(labels [H,W] int32, count)``, 0 = none."""
+    return _label(np.ascontiguousarray(mask, dtype=np.bool_))
+
+
+def blobs(mask: np.ndarray, min_area: int = 4) -> list[tuple[float, float, int, tuple[int, int, int, int]]]:
+    """Connected ink regions of at least ``min_area`` pixels: ``(cy, cx, area, (y0, x0, y1, x1))``."""
+    lab, n = label(mask)
+    if n == 0:
+        return []
+    ys, xs = np.nonzero(lab)
+    ids = lab[ys, xs]
+    area = np.bincount(ids, minlength=n + 1)
+    cy = np.bincount(ids, ys, minlength=n + 1)
+    cx = np.bincount(ids, xs, minlength=n + 1)
+    y0 = np.full(n + 1, 1 << 30)
+    x0 = np.full(n + 1, 1 << 30)
+    y1 = np.full(n + 1, -1)
+    x1 = np.full(n + 1, -1)
+    np.minimum.at(y0, ids, ys)
+    np.minimum.at(x0, ids, xs)
+    np.maximum.at(y1, ids, ys)
+    np.maximum.at(x1, ids, xs)
+    return [(cy[k] / area[k], cx[k] / area[k], int(area[k]), (int(y0[k]), int(x0[k]), int(y1[k]) + 1, int(x1[k]) + 1))
+            for k in range(1, n + 1) if area[k] >= min_area]
+
+
+def _spread_and_nn(points: np.ndarray) -> tuple[float, float]:
+    """RMS distance of ``points`` ``[N,2]`` from their mean, and mean nearest-neighbour distance."""
+    if len(points) < 2:
+        return 0.0, 0.0
+    spread = float(np.sqrt(((points - points.mean(0)) ** 2).sum(1).mean()))
+    d = np.sqrt(((points[:, None, :] - points[None, :, :]) ** 2).sum(-1))
+    np.fill_diagonal(d, np.inf)
+    return spread, float(d.min(1).mean())
+
+
+def pixel_features(image) -> np.ndarray:
+    """:data:`PIXEL_FEATURES` of one rendered panel ``[3,H,W]`` uint8 (tensor or array);
+    lengths are in units of the panel width."""
+    im = np.asarray(image)
+    W = im.shape[-1]
+    mask = ink_mask(im)
+    ink = float(mask.mean())
+    mean = im[:, mask].mean(1) / 255 if mask.any() else np.zeros(3)
+    flat = np.ones_like(mask)                    # inside a region of one colour: not an anti-aliased edge
+    for axis in (1, 2):
+        for shift in (-1, 1):
+            flat &= (np.roll(im, shift, axis=axis) == im).all(0)
+    q = (im[:, mask & flat] // 64).astype(np.int32)
+    codes = q[0] * 16 + q[1] * 4 + q[2]
+    counts = np.bincount(codes, minlength=64)
+    colours = int((counts >= max(1, 0.005 * (mask & flat).sum())).sum())
+    g = im.astype(np.float32).mean(0)
+    grad = np.abs(np.diff(g, axis=0))[:, :-1] + np.abs(np.diff(g, axis=1))[:-1, :]
+    edges = float((grad > 32).mean())
+    regions = blobs(mask)
+    areas = np.array([a for _, _, a, _ in regions], float) / W ** 2
+    centres = np.array([(y, x) for y, x, _, _ in regions], float).reshape(-1, 2) / W
+    spread, nn = _spread_and_nn(centres)
+    area_mean = float(areas.mean()) if len(areas) else 0.0
+    cv = float(areas.std() / area_mean) if len(areas) and area_mean > 0 else 0.0
+    return np.array([ink, *mean, colours, edges, len(regions), area_mean, cv, spread, nn], float)
+
+
+def scene_features(scene) -> np.ndarray:
+    """:data:`SCENE_FEATURES` of one scene: primitive count, mean size and its spread, distinct
+    colours and kinds, spread of centres and mean nearest-neighbour distance (scene units)."""
+    prims = scene.primitives
+    if not prims:
+        return np.zeros(len(SCENE_FEATURES))
+    size = np.array([(p.scale[0] + p.scale[1]) / 2 for p in prims], float)
+    centres = np.array([p.center for p in prims], float)
+    spread, nn = _spread_and_nn(centres)
+    colours = len({tuple(round(c, 2) for c in p.color) for p in prims})
+    kinds = len({p.kind for p in prims})
+    mean = float(size.mean())
+    return np.array([len(prims), mean, float(size.std() / mean) if mean > 0 else 0.0, colours, kinds, spread, nn],
+                    float)
+
+
+def sample_features(sample, images) -> np.ndarray:
+    """The nuisance statistics of the panels a sample's prompt shows, concatenated in panel
+    order (pixel statistics from ``images``, the rendered panels, then scene statistics)."""
+    parts = []
+    for k in sample.shown:
+        parts.append(pixel_features(images[k]))
+        parts.append(scene_features(sample.panels[k]))
+    return np.concatenate(parts)

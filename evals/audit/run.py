@@ -1,0 +1,214 @@
+"""``procvis audit``: measure, for every task matching a pattern, whether its score can be
+trusted, and judge the bars.
+
+Per task: answer balance and predictability (:mod:`.balance`), the nuisance probe few-shot
+as a protocol allows (:mod:`.probe` on :mod:`.features`), the reply battery (:mod:`.battery`),
+legibility from pixels (:mod:`.legibility`) and the solvability of every protocol that fits
+the task (:mod:`.solvability`). Per group of tasks (the id without its last part): the probe
+fitted on half the tasks and tested on the others, and the pooled few-shot probes.
+
+The bars (:data:`BARS`) are judged per task; a family exempts a task from a bar only with
+a stated reason (``FAMILY.exempt``).
+"""
+from __future__ import annotations
+
+import math
+import sys
+import time
+
+import numpy as np
+
+from engine.outputs import render_samples
+from engine.registry import get_family, protocols, resolve
+
+from .balance import balance
+from .battery import run_battery
+from .features import sample_features
+from .legibility import MIN_EXTENT, MIN_TEXT, sample_legibility
+from .probe import few_shot_split, pool, probe
+from .solvability import audit_protocol
+
+MARGIN = 0.10               # the probe's upper bound may exceed chance by at most this
+SHOTS = (3, 10)             # examples per class a protocol shows (3: the ELVIS default, 10: a generous one)
+PROBE_N = 200              # held-out answers a group's probe needs for its interval to be about +-7 points
+MAX_COUNT = 400             # samples per task at most, however small the group
+MAX_CLASSES = 10            # answers with more distinct values are not probed (counts, coordinates, lists)
+BARS = ("probe", "reader", "legibility", "solvability")
+
+
+def _discrete(samples) -> bool:
+    kinds = {s.answer_type for s in samples}
+    return bool(samples) and kinds <= {"fixed", "single"} and len({s.answer_text for s in samples}) <= MAX_CLASSES
+
+
+def _kind(sample) -> str | None:
+    """The kind of a negative example, when the record names one (``meta["negative"]``)."""
+    kind = sample.meta.get("negative")
+    return str(kind) if kind else None
+
+
+def task_probes(samples, X: np.ndarray) -> dict:
+    """The few-shot probes of one task: ``{"shots3": ..., "shots10": ..., "kinds": {kind: ...}}``,
+    each trained on the first samples of every class and tested on the rest."""
+    y = np.array([s.answer_text for s in samples])
+    out = {}
+    for k in SHOTS:
+        train, test = few_shot_split(list(y), k)
+        out[f"shots{k}"] = probe(X[train], y[train], X[test], y[test])
+    kinds = sorted({_kind(s) for s in samples} - {None})
+    out["kinds"] = {}
+    for kind in kinds:
+        idx = [i for i, s in enumerate(samples) if _kind(s) in (None, kind)]
+        labels = [y[i] for i in idx]
+        train, test = few_shot_split(labels, SHOTS[0])
+        idx = np.array(idx)
+        out["kinds"][kind] = probe(X[idx[train]], y[idx[train]], X[idx[test]], y[idx[test]])
+    return out
+
+
+def audit_task(task, count: int, seed: int, size: int, legible: int = 2, solve: int = 2) -> dict:
+    """Every per-task measure of ``task`` on samples ``0..count-1`` at ``seed``, rendered at
+    ``size`` px; legibility on the first ``legible`` samples, solvability on ``solve`` per
+    protocol. Returns the task's row (``X``/``y`` kept for the group probes under ``_data``)."""
+    samples = task.samples(seed, range(count))
+    images = render_samples(samples, size)
+    row: dict = {"task": task.id, "family": task.family, "n": count, "answer_type": samples[0].answer_type,
+                 "balance": balance([s.record() for s in samples])}
+    if _discrete(samples):
+        X = np.stack([sample_features(s, ims) for s, ims in zip(samples, images)])
+        row["probe"] = task_probes(samples, X)
+        row["_data"] = (X, np.array([s.answer_text for s in samples]), [_kind(s) for s in samples])
+    row["reader"] = {"skipped": "free-text answer, graded by a judge"} if task.open_answer \
+        else run_battery(task, samples[:3])
+    leg = [sample_legibility(s, ims, (size, size)) for s, ims in zip(samples[:legible], images[:legible])]
+    ext = [r["min_extent"] for r in leg if r["min_extent"] is not None]
+    txt = [r["min_text"] for r in leg if r["min_text"] is not None]
+    row["legibility"] = {"min_extent": min(ext) if ext else None, "min_text": min(txt) if txt else None,
+                         "hidden": sum(r["hidden"] for r in leg), "samples": len(leg)}
+    row["solvability"] = {}
+    for name, cls in protocols().items():
+        if cls.family in (None, task.family):
+            proto = cls()
+            picked = task.samples(seed, proto.indices(solve)[:solve])
+            row["solvability"][name] = audit_protocol(proto, picked, size)
+    return row
+
+
+def group_of(task_id: str) -> str:
+    return task_id.rsplit("/", 1)[0] if "/" in task_id else task_id
+
+
+def group_probes(rows: list[dict]) -> dict:
+    """Per group: the held-out-task probe (fitted on every other task of the group, tested on
+    the rest; a group of one task splits its samples by index parity), the pooled few-shot
+    probes, and the pooled positives-against-each-negative-kind probes."""
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        if "_data" in r:
+            groups.setdefault(group_of(r["task"]), []).append(r)
+    out = {}
+    for g, rs in sorted(groups.items()):
+        shapes = {r["_data"][0].shape[1] for r in rs}
+        if len(shapes) == 1:
+            out[g] = {"held_out": _held_out(rs)}
+        else:
+            out[g] = {"held_out": {"n": 0, "accuracy": float("nan"), "note": "tasks show different panel counts"}}
+        for k in SHOTS:
+            out[g][f"shots{k}"] = pool([r["probe"][f"shots{k}"] for r in rs])
+        kinds = sorted({k for r in rs for k in r["probe"]["kinds"]})
+        out[g]["kinds"] = {k: pool([r["probe"]["kinds"][k] for r in rs if k in r["probe"]["kinds"]]) for k in kinds}
+        out[g]["tasks"] = len(rs)
+    return out
+
+
+def _held_out(rs: list[dict]) -> dict:
+    if len(rs) == 1:
+        X, y, _ = rs[0]["_data"]
+        even, odd = np.arange(0, len(y), 2), np.arange(1, len(y), 2)
+        return probe(X[even], y[even], X[odd], y[odd])
+    fit = [r["_data"] for i, r in enumerate(rs) if i % 2 == 0]
+    test = [r["_data"] for i, r in enumerate(rs) if i % 2 == 1]
+    return probe(np.concatenate([d[0] for d in fit]), np.concatenate([d[1] for d in fit]),
+                 np.concatenate([d[0] for d in test]), np.concatenate([d[1] for d in test]))
+
+
+def _over(p: dict) -> bool:
+    return bool(p.get("n")) and not math.isnan(p.get("chance", float("nan"))) and p["high"] > p["chance"] + MARGIN
+
+
+def judge(row: dict, group: dict | None) -> dict:
+    """``{bar: "pass" | "fail: why" | "exempt: reason" | "n/a"}`` for one task row."""
+    family = get_family(row["family"])
+    verdict = {}
+    if group is None:
+        verdict["probe"] = "n/a"
+    else:
+        probes = {"held-out tasks": group["held_out"], **{f"{k}-shot": group[f"shots{k}"] for k in SHOTS},
+                  **{f"positives vs {k} negatives": p for k, p in group["kinds"].items()}}
+        over = [f"{name} {100 * p['accuracy']:.0f}% (bound {100 * p['high']:.0f}%, chance {100 * p['chance']:.0f}%)"
+                for name, p in probes.items() if _over(p)]
+        verdict["probe"] = "fail: " + "; ".join(over) if over else "pass"
+    rd = row["reader"]
+    if "skipped" in rd:
+        verdict["reader"] = "n/a"
+    else:
+        bad = [f"{rd[k]} {k.replace('compliant_', '').replace('_', ' ')}"
+               for k in ("compliant_false_positives", "compliant_false_negatives", "crashes") if rd.get(k)]
+        verdict["reader"] = "fail: " + ", ".join(bad) if bad else "pass"
+    lg = row["legibility"]
+    small = []
+    if lg["min_extent"] is not None and lg["min_extent"] < MIN_EXTENT:
+        small.append(f"object {lg['min_extent']} px")
+    if lg["min_text"] is not None and lg["min_text"] < MIN_TEXT:
+        small.append(f"text {lg['min_text']} px")
+    if lg["hidden"]:
+        small.append(f"{lg['hidden']} hidden objects")
+    verdict["legibility"] = "fail: " + ", ".join(small) if small else "pass"
+    unsolved = [f"{name}: {r['unsolvable']} of {r['turns']} turns" for name, r in row["solvability"].items()
+                if r["unsolvable"]]
+    verdict["solvability"] = "fail: " + "; ".join(unsolved) if unsolved else "pass"
+    for bar in BARS:
+        reason = family.exemption(row["task"], bar)
+        if reason and verdict[bar].startswith("fail"):
+            verdict[bar] = f"exempt: {reason}"
+    reason = family.exemption(row["task"], "predictable")
+    row["balance"]["by_design"] = reason
+    return verdict
+
+
+def audit(pattern: str | list[str], count: int = 24, seed: int = 0, size: int = 224, settings: dict | None = None,
+          progress: bool = True, probe_n: int = PROBE_N) -> dict:
+    """Audit every task matching ``pattern`` (a glob, or a list of them) on at least ``count`` samples per task (more in
+    a small group: see ``PROBE_N``). Returns ``{"config", "tasks": {id: row},
+    "groups": {group: probes}, "seconds"}``; every task row carries its ``bars``."""
+    if int(count) != count or count < 8:
+        raise ValueError(f"count={count!r}: the audit needs at least 8 samples per task")
+    patterns = [pattern] if isinstance(pattern, str) else list(pattern)
+    seen: dict[str, object] = {}
+    for p in patterns:
+        seen.update((t.id, t) for t in resolve(p, settings))
+    tasks = [seen[k] for k in sorted(seen)]
+    sizes: dict[str, int] = {}
+    for t in tasks:
+        sizes[group_of(t.id)] = sizes.get(group_of(t.id), 0) + 1
+    start = time.perf_counter()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=len(tasks), unit="task", desc="audit", file=sys.stderr)
+    rows = []
+    for task in tasks:
+        # a small group draws more per task, so that its probes test on PROBE_N answers
+        n = min(MAX_COUNT, max(count, -(-2 * probe_n // sizes[group_of(task.id)])))
+        rows.append(audit_task(task, n, seed, size))
+        if bar:
+            bar.update(1)
+    if bar:
+        bar.close()
+    groups = group_probes(rows)
+    for r in rows:
+        r["bars"] = judge(r, groups.get(group_of(r["task"])) if "_data" in r else None)
+        r.pop("_data", None)
+    return {"config": {"pattern": " ".join(patterns), "count": count, "seed": seed, "size": size},
+            "tasks": {r["task"]: r for r in rows}, "groups": groups, "seconds": time.perf_counter() - start}

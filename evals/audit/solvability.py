@@ -1,0 +1,157 @@
+"""Solvability of protocols: does every turn that asks for an answer carry, in the same
+conversation, what it needs?
+
+The protocol is played with gold replies (what an oracle says). A turn asked by the model
+sees its own images, plus the earlier turns' images and replies when it keeps the history.
+A turn that asks an earlier question again (its prompt text, about some of the same
+pictures: options reshuffled, say) must see what the first asking saw, either as images,
+or as pieces of one (a composite redrawn with its parts moved), or through a reply its
+prompt quotes (a rule stated earlier). A re-ask in a fresh conversation without them asks
+about pictures it does not show. Independent questions about other pictures (one pair of
+images after another) need nothing from each other.
+
+Pictures are compared by pixels: an image is visible when an identical one is seen, or when
+each of its ink regions appears (all but a few pixels the same) among the seen images' regions.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from engine.outputs import render_samples
+
+from .features import blobs, ink_mask
+
+MIN_QUOTE = 20              # characters: a shorter reply ("(B)") carries no description of a picture
+TOLERANCE = 0.05            # share of pixels that may differ for two regions to match (a relabelled option)
+
+
+def _regions(image) -> list[np.ndarray]:
+    """The pixel crops of an image's ink regions (merged across 2-pixel gaps)."""
+    im = np.asarray(image)
+    mask = ink_mask(im)
+    grown = mask.copy()
+    for axis in (0, 1):
+        for shift in (-2, -1, 1, 2):
+            grown |= np.roll(mask, shift, axis=axis)
+    return [im[:, y0:y1, x0:x1] for _, _, area, (y0, x0, y1, x1) in blobs(grown, min_area=16)]
+
+
+def _blur(a: np.ndarray) -> np.ndarray:
+    """3x3 box mean of ``[3,h,w]``: a region redrawn half a pixel away still compares equal."""
+    p = np.pad(a.astype(np.float32), ((0, 0), (1, 1), (1, 1)), mode="edge")
+    h, w = a.shape[1:]
+    return sum(p[:, dy:dy + h, dx:dx + w] for dy in range(3) for dx in range(3)) / 9
+
+
+def _matches(a: np.ndarray, b: np.ndarray) -> bool:
+    """Whether regions ``a`` and ``b`` show the same thing, up to a pixel of placement."""
+    if abs(a.shape[1] - b.shape[1]) > 2 or abs(a.shape[2] - b.shape[2]) > 2:
+        return False
+    fa, fb = _blur(a), _blur(b)
+    h, w = min(a.shape[1], b.shape[1]) - 2, min(a.shape[2], b.shape[2]) - 2
+    for dy in (-1, 0, 1):
+        for dx in (-1, 0, 1):
+            pa = fa[:, 1 + dy:1 + dy + h, 1 + dx:1 + dx + w]
+            diff = np.abs(pa - fb[:, 1:1 + h, 1:1 + w]).max(0) > 48
+            if float(diff.mean()) <= TOLERANCE:
+                return True
+    return False
+
+
+def visible(image, seen: list) -> bool:
+    """Whether ``image`` ``[3,H,W]`` is among ``seen`` or made of the same pieces as them."""
+    im = np.asarray(image)
+    for s in seen:
+        s = np.asarray(s)
+        if s.shape == im.shape and np.array_equal(s, im):
+            return True
+    pieces = [r for s in seen for r in _regions(s)]
+    return all(any(_matches(r, p) for p in pieces) for r in _regions(im))
+
+
+def play(protocol, sample, images) -> list:
+    """The turns of ``protocol`` on ``sample`` with every reply the turn's gold."""
+    turns = [protocol.first(sample, images)]
+    while True:
+        if turns[-1].reply is None:
+            turns[-1].reply = turns[-1].gold or sample.reply_text
+        nxt = protocol.next(sample, images, turns)
+        if nxt is None:
+            return turns
+        turns.append(nxt)
+
+
+def _context(turns, t: int) -> list:
+    """The images turn ``t`` sees: its own, and the earlier turns' when it keeps the history."""
+    seen = list(turns[t].images)
+    if turns[t].history:
+        seen += [im for u in turns[:t] for im in u.images]
+    return seen
+
+
+def _overlap(a: list, b: list) -> bool:
+    """Whether two image lists share a picture: an identical one, or one redrawn with nine
+    tenths of its ink pixels unchanged (a composite with a few parts moved)."""
+    for x in a:
+        for y in b:
+            x, y = np.asarray(x), np.asarray(y)
+            if x.shape != y.shape:
+                continue
+            ink = ink_mask(x) | ink_mask(y)
+            if not ink.any():
+                continue
+            same = np.abs(_blur(x) - _blur(y)).max(0) <= 48
+            if float(same[ink].mean()) >= 0.9:
+                return True
+    return False
+
+
+def unsolvable_turns(turns) -> list[dict]:
+    """The turns that re-ask an earlier question (its prompt text again, about some of the
+    same pictures) without what the earlier asking saw: ``[{"turn", "missing"}]``, where
+    ``missing`` lists those earlier turns. What the earlier turn saw may reach the re-ask as
+    images or through a reply its prompt quotes. A turn asked with no picture at all, where
+    the first turn showed some, is unsolvable too (``missing``: ``[0]``)."""
+    out = []
+    for t, turn in enumerate(turns):
+        if t == 0 or turn.reply is None:
+            continue
+        seen = _context(turns, t)
+        if not seen and turns[0].images and not _quotes(turn, turns[:t]):
+            out.append({"turn": t, "missing": [0]})
+            continue
+        missing = []
+        for u in range(t):
+            earlier = turns[u]
+            asked_again = earlier.prompt.strip() in turn.prompt or turn.prompt.strip() in earlier.prompt
+            if not asked_again or turn.history or not _overlap(turn.images, earlier.images):
+                continue
+            if not _quotes(turn, turns[:t]) and not all(visible(im, seen) for im in _context(turns, u)):
+                missing.append(u)
+        if missing:
+            out.append({"turn": t, "missing": missing})
+    return out
+
+
+def _quotes(turn, earlier) -> bool:
+    """Whether ``turn``'s prompt quotes a reply of an ``earlier`` turn."""
+    for u in earlier:
+        said = (u.reply or "").strip().rstrip(".")
+        if len(said) >= MIN_QUOTE and said in turn.prompt:
+            return True
+    return False
+
+
+def audit_protocol(protocol, samples, size: int) -> dict:
+    """Play ``protocol`` on ``samples`` rendered at ``size``. Returns ``{"samples", "turns",
+    "unsolvable", "examples"}``: turns asked, turns that fail, and up to 3 failing cases."""
+    images = render_samples(samples, size)
+    asked, bad, examples = 0, 0, []
+    for s, ims in zip(samples, images):
+        turns = play(protocol, s, ims)
+        asked += len(turns)
+        found = unsolvable_turns(turns)
+        bad += len(found)
+        if found and len(examples) < 3:
+            examples.append({"sample": s.id, **found[0], "prompt": turns[found[0]["turn"]].prompt[:200]})
+    return {"samples": len(samples), "turns": asked, "unsolvable": bad, "examples": examples}
