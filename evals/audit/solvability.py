@@ -49,6 +49,8 @@ def _matches(a: np.ndarray, b: np.ndarray) -> bool:
         return False
     fa, fb = _blur(a), _blur(b)
     h, w = min(a.shape[1], b.shape[1]) - 2, min(a.shape[2], b.shape[2]) - 2
+    if h <= 0 or w <= 0:                          # a hairline: compare it whole
+        return a.shape == b.shape and bool((np.abs(fa - fb).max(0) <= 48).mean() >= 1 - TOLERANCE)
     for dy in (-1, 0, 1):
         for dx in (-1, 0, 1):
             pa = fa[:, 1 + dy:1 + dy + h, 1 + dx:1 + dx + w]
