@@ -21,6 +21,15 @@ def _fold(rows: dict) -> dict:
                 "critical": float("nan") if len(rs) > 1 else rs[0]["critical"]} for g, rs in groups.items()}
 
 
+def _canvas(W: int, title: str, title_h: int, title_chars: int) -> tuple[Scene, float]:
+    """A white chart scene with its title in the top-left corner, and the scene units of one
+    pixel of a ``W`` px wide image."""
+    u = 1.0 / W
+    s = Scene(background=(255, 255, 255))
+    s.text(printable(title)[:title_chars], (12 * u, 22 * u), height=title_h * u, anchor="left", color=(20, 20, 20))
+    return s, u
+
+
 def accuracy_bars(rows: dict, path: str | Path, title: str = "") -> Path:
     """Horizontal bars of accuracy per task with the chance (grey tick) and p<0.05 (red tick)
     levels; ``rows`` as returned by ``evals.harness.summarise``. More than ``MAX_BARS`` tasks
@@ -31,9 +40,7 @@ def accuracy_bars(rows: dict, path: str | Path, title: str = "") -> Path:
     W = 900
     row_h, top, left, right = 26, 50, 330, 60
     H = top + row_h * len(tasks) + 40
-    u = 1.0 / W
-    s = Scene(background=(255, 255, 255))
-    s.text(printable(title)[:90], (12 * u, 22 * u), height=18 * u, anchor="left", color=(20, 20, 20))
+    s, u = _canvas(W, title, 18, 90)
     span = W - left - right
     for k in range(0, 101, 25):                      # grid and axis labels
         x = (left + span * k / 100) * u
@@ -63,9 +70,7 @@ def curve_plot(curves: dict, path: str | Path, title: str = "", xlabel: str = ""
     ``xlabels = (lo, hi)`` labels the x axis in those units instead of 0..1. Writes a PNG."""
     W, H = 820, 480
     left, right, top, bottom = 70, 230, 50, 60
-    u = 1.0 / W
-    s = Scene(background=(255, 255, 255))
-    s.text(printable(title)[:80], (12 * u, 22 * u), height=16 * u, anchor="left", color=(20, 20, 20))
+    s, u = _canvas(W, title, 16, 80)
     pw, ph = W - left - right, H - top - bottom
     X = lambda x: (left + pw * x) * u  # noqa: E731
     Y = lambda y: (top + ph * (1 - y)) * u  # noqa: E731
@@ -94,9 +99,7 @@ def value_bars(values: dict, path: str | Path, title: str = "", errors: dict | N
     W = 760
     row_h, top, left, right = 24, 50, 230, 70
     H = top + row_h * len(names) + 40
-    u = 1.0 / W
-    s = Scene(background=(255, 255, 255))
-    s.text(printable(title)[:80], (12 * u, 22 * u), height=16 * u, anchor="left", color=(20, 20, 20))
+    s, u = _canvas(W, title, 16, 80)
     span = W - left - right
     for k in range(0, 5):
         x = (left + span * k / 4) * u

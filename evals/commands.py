@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.cli import Command, positive_int, sampling_options, settings_of, writable_parent
-from engine.errors import UserError
 from engine.registry import protocols, runners
 
 
@@ -65,8 +64,6 @@ def _audit(a) -> int:
     from .audit.report import write_report      # torch, numba: loaded when the command runs
     from .audit.run import audit
 
-    if a.count < 8:
-        raise UserError(f"--count {a.count}: the audit needs at least 8 samples per task")
     writable_parent(Path(a.out) / "x")
     result = audit(a.pattern, count=a.count, seed=a.seed, size=a.size, settings=settings_of(a),
                    progress=not a.quiet)

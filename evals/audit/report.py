@@ -9,7 +9,7 @@ from pathlib import Path
 from engine.plots import accuracy_bars
 
 from .legibility import MIN_EXTENT, MIN_TEXT
-from .run import BARS, MARGIN, SHOTS
+from .run import BARS, MARGIN, SHOTS, group_of
 
 
 def _pct(x) -> str:
@@ -42,7 +42,7 @@ def _group_table(groups: dict, tasks: dict) -> list[str]:
              "|---|---|---|" + "---|" * len(SHOTS) + "---|---|---|---|"]
     by_group: dict[str, list[dict]] = {}
     for t, r in tasks.items():
-        by_group.setdefault(t.rsplit("/", 1)[0] if "/" in t else t, []).append(r)
+        by_group.setdefault(group_of(t), []).append(r)
     for g, rs in sorted(by_group.items()):
         pr = groups.get(g, {})
         kinds = pr.get("kinds", {})

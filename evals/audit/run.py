@@ -18,6 +18,7 @@ import time
 
 import numpy as np
 
+from engine.errors import UserError
 from engine.outputs import render_samples
 from engine.registry import get_family, protocols, resolve
 
@@ -89,12 +90,17 @@ def audit_task(task, count: int, seed: int, size: int, legible: int = 2, solve: 
     for name, cls in protocols().items():
         if cls.family in (None, task.family):
             proto = cls()
-            picked = task.samples(seed, proto.indices(solve)[:solve])
-            row["solvability"][name] = audit_protocol(proto, picked, size)
+            wanted = proto.indices(solve)[:solve]
+            if all(i < count for i in wanted):          # already drawn and rendered above
+                row["solvability"][name] = audit_protocol(proto, [samples[i] for i in wanted], size,
+                                                          [images[i] for i in wanted])
+            else:
+                row["solvability"][name] = audit_protocol(proto, task.samples(seed, wanted), size)
     return row
 
 
 def group_of(task_id: str) -> str:
+    """The group a task's probes pool with: its id without the last part."""
     return task_id.rsplit("/", 1)[0] if "/" in task_id else task_id
 
 
@@ -171,8 +177,6 @@ def judge(row: dict, group: dict | None) -> dict:
         reason = family.exemption(row["task"], bar)
         if reason and verdict[bar].startswith("fail"):
             verdict[bar] = f"exempt: {reason}"
-    reason = family.exemption(row["task"], "predictable")
-    row["balance"]["by_design"] = reason
     return verdict
 
 
@@ -182,7 +186,7 @@ def audit(pattern: str | list[str], count: int = 24, seed: int = 0, size: int = 
     a small group: see ``PROBE_N``). Returns ``{"config", "tasks": {id: row},
     "groups": {group: probes}, "seconds"}``; every task row carries its ``bars``."""
     if int(count) != count or count < 8:
-        raise ValueError(f"count={count!r}: the audit needs at least 8 samples per task")
+        raise UserError(f"--count {count!r}: the audit needs at least 8 samples per task")
     patterns = [pattern] if isinstance(pattern, str) else list(pattern)
     seen: dict[str, object] = {}
     for p in patterns:
@@ -209,6 +213,7 @@ def audit(pattern: str | list[str], count: int = 24, seed: int = 0, size: int = 
     groups = group_probes(rows)
     for r in rows:
         r["bars"] = judge(r, groups.get(group_of(r["task"])) if "_data" in r else None)
+        r["balance"]["by_design"] = get_family(r["family"]).exemption(r["task"], "predictable")
         r.pop("_data", None)
     return {"config": {"pattern": " ".join(patterns), "count": count, "seed": seed, "size": size},
             "tasks": {r["task"]: r for r in rows}, "groups": groups, "seconds": time.perf_counter() - start}

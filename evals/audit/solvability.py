@@ -60,14 +60,16 @@ def _matches(a: np.ndarray, b: np.ndarray) -> bool:
     return False
 
 
-def visible(image, seen: list) -> bool:
-    """Whether ``image`` ``[3,H,W]`` is among ``seen`` or made of the same pieces as them."""
+def visible(image, seen: list, pieces: list | None = None) -> bool:
+    """Whether ``image`` ``[3,H,W]`` is among ``seen`` or made of the same pieces as them
+    (``pieces``: the seen images' regions, when the caller already has them)."""
     im = np.asarray(image)
     for s in seen:
         s = np.asarray(s)
         if s.shape == im.shape and np.array_equal(s, im):
             return True
-    pieces = [r for s in seen for r in _regions(s)]
+    if pieces is None:
+        pieces = [r for s in seen for r in _regions(s)]
     return all(any(_matches(r, p) for p in pieces) for r in _regions(im))
 
 
@@ -122,13 +124,17 @@ def unsolvable_turns(turns) -> list[dict]:
         if not seen and turns[0].images and not _quotes(turn, turns[:t]):
             out.append({"turn": t, "missing": [0]})
             continue
-        missing = []
+        missing, pieces = [], None
         for u in range(t):
             earlier = turns[u]
             asked_again = earlier.prompt.strip() in turn.prompt or turn.prompt.strip() in earlier.prompt
             if not asked_again or turn.history or not _overlap(turn.images, earlier.images):
                 continue
-            if not _quotes(turn, turns[:t]) and not all(visible(im, seen) for im in _context(turns, u)):
+            if _quotes(turn, turns[:t]):
+                continue
+            if pieces is None:
+                pieces = [r for im in seen for r in _regions(im)]
+            if not all(visible(im, seen, pieces) for im in _context(turns, u)):
                 missing.append(u)
         if missing:
             out.append({"turn": t, "missing": missing})
@@ -144,10 +150,12 @@ def _quotes(turn, earlier) -> bool:
     return False
 
 
-def audit_protocol(protocol, samples, size: int) -> dict:
-    """Play ``protocol`` on ``samples`` rendered at ``size``. Returns ``{"samples", "turns",
-    "unsolvable", "examples"}``: turns asked, turns that fail, and up to 3 failing cases."""
-    images = render_samples(samples, size)
+def audit_protocol(protocol, samples, size: int, images=None) -> dict:
+    """Play ``protocol`` on ``samples`` rendered at ``size`` (``images``: their panels, when
+    already rendered). Returns ``{"samples", "turns", "unsolvable", "examples"}``: turns
+    asked, turns that fail, and up to 3 failing cases."""
+    if images is None:
+        images = render_samples(samples, size)
     asked, bad, examples = 0, 0, []
     for s, ims in zip(samples, images):
         turns = play(protocol, s, ims)
