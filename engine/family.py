@@ -60,6 +60,7 @@ class Family:
         self.reader = reader              # how its tasks' replies are read (default: by answer type)
         self.reporter: Callable[..., str] | None = None
         self.exemptions: list[tuple[str, str, str]] = []     # (task glob, audit bar, reason)
+        self.concept_fn: Callable[..., Any] | None = None
         registry.add_family(self)
 
     def __repr__(self) -> str:
@@ -117,6 +118,19 @@ class Family:
         if not reason.strip():
             raise ValueError(f"exemption of {pattern!r} from {bar!r} needs a reason")
         self.exemptions.append((pattern, bar, reason.strip()))
+
+    def concept(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Decorator: ``fn(task, kind) -> properties`` names what a task's rule is about among
+        ``color``, ``size``, ``shape`` and ``count``, as far as a negative of ``kind`` (``None``:
+        any sample) may change it. The audit's nuisance probe leaves out the statistics of those
+        properties (a colour rule's negatives differ in colour by design); everything else,
+        and every property a kind must keep, stays in."""
+        self.concept_fn = fn
+        return fn
+
+    def concept_of(self, task, kind: str | None = None) -> set[str]:
+        """The properties :meth:`concept` declares for ``task`` and ``kind`` (none by default)."""
+        return set(self.concept_fn(task, kind)) if self.concept_fn else set()
 
     def exemption(self, task_id: str, bar: str) -> str | None:
         """The reason ``task_id`` is exempt from ``bar``, or ``None``."""

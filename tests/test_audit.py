@@ -58,6 +58,16 @@ def test_legibility_measures_what_is_visible():
     assert 7 <= r["min_text"] <= 13
 
 
+def test_shadows_and_backdrop_tiles_are_not_hidden_objects():
+    s = Scene(background=(235, 235, 235))
+    s.square((0.3, 0.3), 0.3, color=(235, 235, 235))             # a tile in the background colour
+    s.ellipse((0.72, 0.72), (0.1, 0.08), color=(40, 40, 40), alpha=0.5)   # a shadow ...
+    s.circle((0.7, 0.7), 0.15, color=(200, 30, 30))               # ... under what casts it
+    s.circle((0.3, 0.7), 0.03, color=(30, 30, 200))               # an opaque object ...
+    s.circle((0.32, 0.7), 0.15, color=(200, 30, 30))              # ... hidden under another
+    assert panel_legibility(s, (128, 128))["hidden"] == 1
+
+
 def _pictures(swap: bool):
     s = Scene()
     centres = [(0.25, 0.5), (0.75, 0.5)]
@@ -130,3 +140,38 @@ def test_an_exemption_needs_a_reason_and_is_printed_with_the_verdict():
     rows = audit("shapes/count/*", count=8, size=96, progress=False, probe_n=8)["tasks"]
     assert all(r["bars"]["probe"] in ("pass",) or r["bars"]["probe"].startswith("exempt: the answer is the number")
                for r in rows.values())
+
+
+def test_the_probe_is_blind_only_to_what_the_rule_is_about():
+    from engine.registry import resolve
+    from evals.audit.features import FEATURES
+    from evals.audit.run import blind
+
+    task = resolve("elvis/closure/big_circle/rel-color_irr-shape+size_g1_qm")[0]
+    X = np.ones((4, len(FEATURES)))
+    col = {n: i for i, n in enumerate(FEATURES)}
+    attr = blind(task, X, "attribute")            # a colour rule's attribute negatives differ in colour
+    assert attr[:, col["colours"]].sum() == 0 and attr[:, col["prim_colours"]].sum() == 0
+    assert attr[:, col["blob_spread"]].all() and attr[:, col["prim_size"]].all()
+    assert blind(task, X, "principle").all()      # a principle negative must keep its colours
+    assert X.all()                                # the input is left alone
+
+
+def test_other_pictures_that_look_alike_are_not_a_re_ask():
+    def scene(x):
+        s = Scene(background=(90, 150, 90))
+        s.rectangle((0.5, 0.5), (1.0, 0.2), color=(120, 120, 120))      # the same road in both
+        s.circle((x, 0.5), 0.1, color=(200, 30, 30))                   # a car somewhere else
+        return render([s], 96)[0]
+
+    a, b = scene(0.2), scene(0.8)
+    turns = [Turn("Describe the difference.", [a, b], reply="A long description of both pictures."),
+             Turn("Describe the difference.", [b, a], reply="A long description of both pictures.", history=False)]
+    assert unsolvable_turns(turns) == []          # the same two pictures asked again, both shown
+    turns[1] = Turn("Describe the difference.", [scene(0.6), scene(0.4)], reply="Another description.",
+                    history=False)
+    assert unsolvable_turns(turns) == []          # two other pictures: another question
+    turns[1] = Turn("Describe the difference.", [a, scene(0.5)], reply="Another description.", history=False)
+    assert unsolvable_turns(turns) == []          # one picture again, paired with another: another question
+    turns[1] = Turn("Describe the difference.", [b], reply="Another description.", history=False)
+    assert unsolvable_turns(turns) == [{"turn": 1, "missing": [0]}]   # asked again without one of them

@@ -210,3 +210,28 @@ def test_no_inert_factor(category):
                 checked[p] += 1
     assert set(checked) >= {"groups", "quantity", *cat.props} - ({"groups"} if len(cat.groups) == 1 else set()) \
         - ({"quantity"} if len(cat.quantities) == 1 else set())
+
+
+NEAR_MISS = ("intersected_splines", "non_intersected_splines", "overlap_splines", "one_split_n", "big_triangle",
+             "big_square", "big_circle", "red_triangle", "fixed_props")
+
+
+@pytest.mark.parametrize("category", NEAR_MISS)
+def test_principle_negatives_are_near_misses_in_their_pixels(category):
+    """Measured from the rendered pixels: a principle negative has as many blobs as the
+    positives and its objects as close together (an evenly spread scatter or a template
+    versus its opposite would differ in both)."""
+    from engine.outputs import render_samples
+    from evals.audit.features import PIXEL_FEATURES, pixel_features
+
+    col = {n: i for i, n in enumerate(PIXEL_FEATURES)}
+    stats = {None: [], "principle": []}
+    for tid in _spread(category, 6):
+        samples = [s for s in get_task(tid).samples(0, range(24)) if s.meta["negative"] in stats]
+        for s, ims in zip(samples, render_samples(samples, 224)):
+            f = pixel_features(ims[0])
+            stats[s.meta["negative"]].append((f[col["blobs"]], f[col["blob_nn"]]))
+    pos, neg = np.array(stats[None]), np.array(stats["principle"])
+    for j, name in enumerate(("blobs", "nearest-neighbour distance")):
+        a, b = np.median(pos[:, j]), np.median(neg[:, j])
+        assert abs(a - b) <= 0.12 * a, f"{category}: {name} median {a:.3f} in positives, {b:.3f} in principle negatives"

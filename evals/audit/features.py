@@ -15,6 +15,13 @@ PIXEL_FEATURES = ("ink", "ink_r", "ink_g", "ink_b", "colours", "edges", "blobs",
                   "blob_spread", "blob_nn")
 SCENE_FEATURES = ("prims", "prim_size", "prim_size_cv", "prim_colours", "prim_kinds", "prim_spread", "prim_nn")
 FEATURES = PIXEL_FEATURES + SCENE_FEATURES
+# the statistics that state a property a rule may be about (dropped from the probe for such a rule)
+CONCEPT_FEATURES = {
+    "color": ("ink_r", "ink_g", "ink_b", "colours", "prim_colours"),
+    "size": ("ink", "edges", "blob_area", "blob_area_cv", "prim_size", "prim_size_cv"),
+    "shape": ("ink", "edges", "blob_area", "blob_area_cv", "prim_size", "prim_size_cv", "prim_kinds"),
+    "count": ("ink", "edges", "blobs", "prims", "blob_nn", "prim_nn"),
+}
 INK_THRESHOLD = 24          # a pixel is ink when a channel differs from the background by more
 
 
@@ -147,6 +154,16 @@ def scene_features(scene) -> np.ndarray:
     mean = float(size.mean())
     return np.array([len(prims), mean, float(size.std() / mean) if mean > 0 else 0.0, colours, kinds, spread, nn],
                     float)
+
+
+def concept_columns(properties, panels: int) -> np.ndarray:
+    """``[panels * len(FEATURES)]`` bool: the columns of :func:`sample_features` that state one
+    of ``properties`` (keys of :data:`CONCEPT_FEATURES`)."""
+    unknown = set(properties) - set(CONCEPT_FEATURES)
+    if unknown:
+        raise ValueError(f"unknown rule properties {sorted(unknown)}; allowed: {', '.join(CONCEPT_FEATURES)}")
+    names = {n for p in properties for n in CONCEPT_FEATURES[p]}
+    return np.tile(np.array([n in names for n in FEATURES]), panels)
 
 
 def sample_features(sample, images) -> np.ndarray:

@@ -3,7 +3,10 @@ every line of text tall enough to read, and is anything drawn hidden under the r
 
 Each object is measured by re-rendering the panel without it: the pixels that change are
 what a reader sees of it. Its extent is the larger side of their bounding box; an object
-with fewer than ``MIN_EXTENT`` such pixels is hidden. A line of text (consecutive glyphs of
+with fewer than ``MIN_EXTENT`` such pixels is hidden, unless it is not an object at all:
+a translucent shading (``alpha < 1``, e.g. a shadow under what casts it) or a blank
+backdrop tile (drawn alone on the scene's background it shows fewer than ``MIN_EXTENT``
+pixels). A line of text (consecutive glyphs of
 one height) is one object, measured by its height. Nothing here reads a family's
 layout: only the scene's primitives and the renderer.
 """
@@ -62,17 +65,23 @@ def panel_legibility(scene, hw: tuple[int, int], full=None) -> dict:
                for g in groups]
     images = render(without + ([] if full is not None else [scene]), hw)
     full_img = full if full is not None else images[-1]
-    extents, texts, hidden = [], [], 0
+    extents, texts, unseen = [], [], []
     for k, g in enumerate(groups):
         diff = _changed(images[k], full_img)
         if int(diff.sum()) < MIN_EXTENT:
-            hidden += 1
+            if all(scene.primitives[j].alpha >= 1.0 for j in g):
+                unseen.append(g)
             continue
         h, w = _ink_box(diff)
         if scene.primitives[g[0]].kind == "text":
             texts.append(h)
         else:
             extents.append(max(h, w))
+    hidden = 0
+    if unseen:      # blank tiles draw nothing even alone: they are backdrop, not hidden objects
+        alone = render([replace(scene, primitives=[scene.primitives[j] for j in g]) for g in unseen]
+                       + [replace(scene, primitives=[])], hw)
+        hidden = sum(int(_changed(a, alone[-1]).sum()) >= MIN_EXTENT for a in alone[:-1])
     return {"objects": len(groups), "min_extent": min(extents) if extents else None,
             "min_text": min(texts) if texts else None, "hidden": hidden}
 

@@ -24,7 +24,7 @@ from engine.registry import get_family, protocols, resolve
 
 from .balance import balance
 from .battery import run_battery
-from .features import sample_features
+from .features import FEATURES, concept_columns, sample_features
 from .legibility import MIN_EXTENT, MIN_TEXT, sample_legibility
 from .probe import few_shot_split, pool, probe
 from .solvability import audit_protocol
@@ -38,8 +38,10 @@ BARS = ("probe", "reader", "legibility", "solvability")
 
 
 def _discrete(samples) -> bool:
+    """Whether the probe applies: fixed or single answers taking between 2 and ``MAX_CLASSES``
+    values (a task whose answer never changes, e.g. a Bongard concept, has nothing to probe)."""
     kinds = {s.answer_type for s in samples}
-    return bool(samples) and kinds <= {"fixed", "single"} and len({s.answer_text for s in samples}) <= MAX_CLASSES
+    return bool(samples) and kinds <= {"fixed", "single"} and 2 <= len({s.answer_text for s in samples}) <= MAX_CLASSES
 
 
 def _kind(sample) -> str | None:
@@ -48,22 +50,40 @@ def _kind(sample) -> str | None:
     return str(kind) if kind else None
 
 
-def task_probes(samples, X: np.ndarray) -> dict:
+def blind(task, X: np.ndarray, kind: str | None = None) -> np.ndarray:
+    """``X`` with the statistics of what the task's rule is about (for negatives of ``kind``,
+    as its family declares: ``FAMILY.concept``) set to zero, so that the probe cannot use them."""
+    props = get_family(task.family).concept_of(task, kind)
+    if not props:
+        return X
+    X = X.copy()
+    X[:, concept_columns(props, X.shape[1] // len(FEATURES))] = 0.0
+    return X
+
+
+def task_probes(task, samples, X: np.ndarray) -> dict:
     """The few-shot probes of one task: ``{"shots3": ..., "shots10": ..., "kinds": {kind: ...}}``,
-    each trained on the first samples of every class and tested on the rest."""
+    each trained on the first samples of every class and tested on the rest, on the
+    statistics that do not state the task's rule (:func:`blind`). A kind's probe takes as
+    many positives as it has negatives of that kind, so that its chance is 50%."""
     y = np.array([s.answer_text for s in samples])
     out = {}
+    Xa = blind(task, X)
     for k in SHOTS:
         train, test = few_shot_split(list(y), k)
-        out[f"shots{k}"] = probe(X[train], y[train], X[test], y[test])
+        out[f"shots{k}"] = probe(Xa[train], y[train], Xa[test], y[test])
     kinds = sorted({_kind(s) for s in samples} - {None})
     out["kinds"] = {}
+    positives = [i for i, s in enumerate(samples) if _kind(s) is None]
     for kind in kinds:
-        idx = [i for i, s in enumerate(samples) if _kind(s) in (None, kind)]
+        Xk = blind(task, X, kind)
+        negatives = [i for i, s in enumerate(samples) if _kind(s) == kind]
+        m = min(len(positives), len(negatives))       # as many positives as negatives: chance is 50%
+        idx = sorted(positives[:m] + negatives[:m])
         labels = [y[i] for i in idx]
         train, test = few_shot_split(labels, SHOTS[0])
         idx = np.array(idx)
-        out["kinds"][kind] = probe(X[idx[train]], y[idx[train]], X[idx[test]], y[idx[test]])
+        out["kinds"][kind] = probe(Xk[idx[train]], y[idx[train]], Xk[idx[test]], y[idx[test]])
     return out
 
 
@@ -77,8 +97,8 @@ def audit_task(task, count: int, seed: int, size: int, legible: int = 2, solve: 
                  "balance": balance([s.record() for s in samples])}
     if _discrete(samples):
         X = np.stack([sample_features(s, ims) for s, ims in zip(samples, images)])
-        row["probe"] = task_probes(samples, X)
-        row["_data"] = (X, np.array([s.answer_text for s in samples]), [_kind(s) for s in samples])
+        row["probe"] = task_probes(task, samples, X)
+        row["_data"] = (blind(task, X), np.array([s.answer_text for s in samples]), [_kind(s) for s in samples])
     row["reader"] = {"skipped": "free-text answer, graded by a judge"} if task.open_answer \
         else run_battery(task, samples[:3])
     leg = [sample_legibility(s, ims, (size, size)) for s, ims in zip(samples[:legible], images[:legible])]
@@ -203,8 +223,11 @@ def audit(pattern: str | list[str], count: int = 24, seed: int = 0, size: int = 
         bar = tqdm(total=len(tasks), unit="task", desc="audit", file=sys.stderr)
     rows = []
     for task in tasks:
-        # a small group draws more per task, so that its probes test on PROBE_N answers
+        # a small group draws more per task, so that its probes test on PROBE_N answers; a task
+        # the probe does not apply to (judged on the first samples) keeps ``count``
         n = min(MAX_COUNT, max(count, -(-2 * probe_n // sizes[group_of(task.id)])))
+        if n > count and not _discrete(task.samples(seed, range(count))):
+            n = count
         rows.append(audit_task(task, n, seed, size))
         if bar:
             bar.update(1)

@@ -11,7 +11,10 @@ about pictures it does not show. Independent questions about other pictures (one
 images after another) need nothing from each other.
 
 Pictures are compared by pixels: an image is visible when an identical one is seen, or when
-each of its ink regions appears (all but a few pixels the same) among the seen images' regions.
+its ink regions appear (all but a few pixels the same) among the seen images' regions, for
+all but ``UNMATCHED`` of its regions' area (objects packed close together merge into one region in
+one arrangement and not in another; a missing picture, such as the transformation a
+question is about, is a far larger share).
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from .features import blobs, ink_mask
 
 MIN_QUOTE = 20              # characters: a shorter reply ("(B)") carries no description of a picture
 TOLERANCE = 0.05            # share of pixels that may differ for two regions to match (a relabelled option)
+UNMATCHED = 0.05            # share of an image's ink area that may lie in regions found nowhere else
 
 
 def _regions(image) -> list[np.ndarray]:
@@ -70,7 +74,10 @@ def visible(image, seen: list, pieces: list | None = None) -> bool:
             return True
     if pieces is None:
         pieces = [r for s in seen for r in _regions(s)]
-    return all(any(_matches(r, p) for p in pieces) for r in _regions(im))
+    regions = _regions(im)
+    area = [float(r.shape[1] * r.shape[2]) for r in regions]      # bounding-box area
+    lost = sum(a for r, a in zip(regions, area) if not any(_matches(r, p) for p in pieces))
+    return lost <= UNMATCHED * sum(area)
 
 
 def play(protocol, sample, images) -> list:
@@ -93,21 +100,23 @@ def _context(turns, t: int) -> list:
     return seen
 
 
-def _overlap(a: list, b: list) -> bool:
-    """Whether two image lists share a picture: an identical one, or one redrawn with nine
-    tenths of its ink pixels unchanged (a composite with a few parts moved)."""
-    for x in a:
-        for y in b:
-            x, y = np.asarray(x), np.asarray(y)
-            if x.shape != y.shape:
-                continue
-            ink = ink_mask(x) | ink_mask(y)
-            if not ink.any():
-                continue
-            same = np.abs(_blur(x) - _blur(y)).max(0) <= 48
-            if float(same[ink].mean()) >= 0.9:
-                return True
-    return False
+def _same_picture(x, y) -> bool:
+    """Whether ``x`` and ``y`` are one picture: identical, or redrawn with nine tenths of
+    their ink pixels unchanged (a composite with a few parts moved)."""
+    x, y = np.asarray(x), np.asarray(y)
+    if x.shape != y.shape:
+        return False
+    ink = ink_mask(x) | ink_mask(y)
+    if not ink.any():
+        return np.array_equal(x, y)
+    same = np.abs(_blur(x) - _blur(y)).max(0) <= 48
+    return float(same[ink].mean()) >= 0.9
+
+
+def _about_the_same(a: list, b: list) -> bool:
+    """Whether every picture of ``a`` is one of ``b``'s (:func:`_same_picture`): a turn
+    about other pictures, even with one alike, is another question, not a re-ask."""
+    return bool(a) and all(any(_same_picture(x, y) for y in b) for x in a)
 
 
 def unsolvable_turns(turns) -> list[dict]:
@@ -128,13 +137,16 @@ def unsolvable_turns(turns) -> list[dict]:
         for u in range(t):
             earlier = turns[u]
             asked_again = earlier.prompt.strip() in turn.prompt or turn.prompt.strip() in earlier.prompt
-            if not asked_again or turn.history or not _overlap(turn.images, earlier.images):
+            if not asked_again or turn.history or not _about_the_same(turn.images, earlier.images):
                 continue
             if _quotes(turn, turns[:t]):
                 continue
             if pieces is None:
                 pieces = [r for im in seen for r in _regions(im)]
-            if not all(visible(im, seen, pieces) for im in _context(turns, u)):
+            # the picture asked about again is the re-ask's own (a near twin of it is another
+            # picture, not a missing one); what else the earlier asking saw must be seen too
+            needed = [im for im in _context(turns, u) if not any(_same_picture(im, x) for x in turn.images)]
+            if not all(visible(im, seen, pieces) for im in needed):
                 missing.append(u)
         if missing:
             out.append({"turn": t, "missing": missing})

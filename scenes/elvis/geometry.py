@@ -65,25 +65,6 @@ def in_disc(cx, cy, radius, inner: float = 0.0, a0: float = 0.0, a1: float = 360
     return sample
 
 
-def spread(rng: np.random.Generator, radii, gap: float = 0.012, box=(0.03, 0.03, 0.97, 0.97)) -> np.ndarray:
-    """Centres spread evenly over ``box``: one disc per cell of a jittered grid with as many
-    cells as discs (plus a few), so nothing looks grouped by distance. ``(K, 2)``."""
-    r = np.asarray(radii, dtype=np.float64)
-    n = len(r)
-    x0, y0, x1, y1 = box
-    k = max(1, math.ceil(math.sqrt(n)))
-    cells = [(i, j) for i in range(k) for j in range(k)]
-    chosen = rng.permutation(len(cells))[:n]
-    w, h = (x1 - x0) / k, (y1 - y0) / k
-    out = np.zeros((n, 2))
-    for m, c in enumerate(chosen):
-        i, j = cells[int(c)]
-        jx = max(w / 2 - r[m] - gap / 2, 0.0) * (2 * rng.random() - 1) * 0.6
-        jy = max(h / 2 - r[m] - gap / 2, 0.0) * (2 * rng.random() - 1) * 0.6
-        out[m] = (x0 + (j + 0.5) * w + jx, y0 + (i + 0.5) * h + jy)
-    return out
-
-
 def mst_margin(points: np.ndarray, k: int) -> float:
     """Single-linkage separability of ``points`` into ``k`` clusters: the shortest of the
     ``k - 1`` longest minimum-spanning-tree edges over the longest remaining edge

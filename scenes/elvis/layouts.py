@@ -2,8 +2,10 @@
 
 Every layout function takes a :class:`Context` and returns a :class:`Layout`. When
 ``ctx.principle`` is False the layout is drawn so that the Gestalt relation does not hold,
-with the same attributes (the one exception is similarity by colour, where the colour *is*
-the grouping cue: there every object gets its own colour).
+with the same attributes. Where done (continuity, large closure outlines, proximity
+clusters) it is a near miss: the positive's objects, count and spacing, with only the
+relation broken, so that statistics blind to the rule cannot tell the two apart. (In
+similarity by colour the colour *is* the grouping cue: there every object gets its own.)
 """
 from __future__ import annotations
 
@@ -149,20 +151,24 @@ def _check_grouping(ctx: Context, centers, n_groups) -> None:
         raise PlacementError("spread objects still look grouped")
 
 
-def _grouped(ctx: Context, radii, groups, n_groups) -> np.ndarray:
-    """Centres in separated clusters when the principle holds, else spread evenly; either
-    way checked to look as intended."""
-    if not ctx.principle:
-        return _spread(ctx, radii, n_groups)
-    c = _clusters(ctx, radii, groups, n_groups)
-    _check_grouping(ctx, c, n_groups)
-    return c
-
-
-def _spread(ctx: Context, radii, n_groups) -> np.ndarray:
-    c = geo.spread(ctx.rng, radii)
-    _check_grouping(ctx, c, n_groups)
-    return c
+def _grouped(ctx: Context, radii, groups, n_groups) -> tuple[np.ndarray, int]:
+    """Centres in ``n_groups`` separated clusters of the given ``groups`` when the principle
+    holds; else the same objects regrouped into one cluster more or one fewer (a near miss:
+    the clusters look like a positive's, but their number and membership break the rule).
+    Returns the centres and the number of clusters drawn."""
+    if ctx.principle:
+        c = _clusters(ctx, radii, groups, n_groups)
+        _check_grouping(ctx, c, n_groups)
+        return c, n_groups
+    options = [k for k in (n_groups - 1, n_groups + 1) if 2 <= k <= min(5, len(radii))]
+    k = pick(ctx.rng, options)
+    member = np.zeros(len(radii), int)
+    for j, ix in enumerate(np.array_split(ctx.rng.permutation(len(radii)), k)):
+        member[ix] = j
+    c = _clusters(ctx, radii, member.tolist(), k)
+    if geo.mst_margin(c, k) < 1.8:
+        raise PlacementError("clusters not separated enough")
+    return c, k
 
 
 PROX_COUNTS = {"s": (2, 3), "m": (4, 5), "l": (6, 8), "xl": (9, 12)}
@@ -189,8 +195,8 @@ def red_triangle(ctx: Context) -> Layout:
             a[p][i] = pick(rng, bad[p])
     _no_stray_match(ctx, a, rule)
     obj = dict(shape=a["shape"], color=a["color"], size=a["size"], radius=_radii(a["size"], PROX_BASE[f.quantity]))
-    c = _grouped(ctx, obj["radius"], groups, f.groups)
-    info = {"first_objects": first}
+    c, clusters = _grouped(ctx, obj["radius"], groups, f.groups)
+    info = {"first_objects": first, "clusters": clusters}
     return Layout(**obj, centers=c, groups=groups, info=info)
 
 
@@ -208,8 +214,8 @@ def fixed_props(ctx: Context) -> Layout:
     sizes = ctx.group_sizes(f.groups, *PROX_COUNTS[f.quantity])
     groups = _flat(sizes)
     obj = _objects(ctx, groups, PROX_BASE[f.quantity])
-    c = _grouped(ctx, obj["radius"], groups, f.groups)
-    return Layout(**obj, centers=c, groups=groups)
+    c, clusters = _grouped(ctx, obj["radius"], groups, f.groups)
+    return Layout(**obj, centers=c, groups=groups, info={"clusters": clusters})
 
 
 GRID_SIDE = {"s": 5, "m": 6, "l": 8, "xl": 10}
@@ -441,6 +447,7 @@ def feature_circle(ctx: Context) -> Layout:
 
 
 OUTLINE_COUNTS = {"s": 6, "m": 9, "l": 12, "xl": 15}
+SMALLEST_FIGURE = 0.8       # a figure's radius varies from this share of its slot's to all of it
 BIG_RADIUS = {1: 0.36, 2: 0.2, 3: 0.18, 4: 0.165}
 
 
@@ -449,7 +456,7 @@ def _big(ctx: Context, kind: str) -> Layout:
     n = OUTLINE_COUNTS[f.quantity]
     R = BIG_RADIUS[f.groups]
     groups = [g for g in range(f.groups) for _ in range(n)]
-    probe = geo.outline(kind, (0, 0), R, 0.0, n)
+    probe = geo.outline(kind, (0, 0), R * (1 + SMALLEST_FIGURE) / 2, 0.0, n)
     dmin = min(np.hypot(*(probe[i] - probe[j])) for i in range(n) for j in range(i + 1, n))
     base = min(0.3 * dmin, 0.032)
     obj = _objects(ctx, groups, base)
@@ -457,20 +464,63 @@ def _big(ctx: Context, kind: str) -> Layout:
     c, figs = [], []
     for g in range(f.groups):
         rot = float(rng.uniform(0, 360))
-        figs.append({"kind": kind, "center": centres[g].tolist(), "radius": R, "rotation": rot})
-        c.extend(geo.outline(kind, centres[g], R, rot, n))
-    if not ctx.principle:                    # the same objects anywhere, but on no outline
-        box = geo.in_box(0.02, 0.02, 0.98, 0.98)
-
-        def off_outline(rng_, m, r):
-            cand = box(rng_, m, r)
-            near = [geo.outline_distance(kind, fg["center"], R, fg["rotation"], cand) for fg in figs]
-            return cand[np.min(near, axis=0) > r + 0.02]
-        c = geo.place(rng, obj["radius"], off_outline, 0.01)
+        r_g = R * float(rng.uniform(SMALLEST_FIGURE, 1.0))     # figures of varied size, as a scene's would be
+        figs.append({"kind": kind, "center": centres[g].tolist(), "radius": r_g, "rotation": rot})
+        c.extend(geo.outline(kind, centres[g], r_g, rot, n))
     c = np.array(c)
-    if ctx.principle and not _apart(c, obj["radius"], 0.004):
+    if not ctx.principle:                    # a stretch of some outlines pushed off it: they no longer close
+        for g in sorted(ctx.broken_groups(f.groups)):
+            figs[g]["displaced"] = _displace_stretch(rng, c, obj["radius"], g * n, n, np.asarray(figs[g]["center"]),
+                                                     figs[g]["radius"])
+    if not _apart(c, obj["radius"], 0.004):
         raise PlacementError("outline objects touch")
+    if (c - obj["radius"][:, None] < 0.005).any() or (c + obj["radius"][:, None] > 0.995).any():
+        raise PlacementError("an object leaves the canvas")
     return Layout(**obj, centers=c, groups=groups, info={"figures": figs})
+
+
+CANDIDATES = 12              # near misses tried per broken outline or curve; the least conspicuous is kept
+STRETCH = (0.25, 0.4)        # share of an outline's objects a broken outline moves
+DISPLACE = (0.25, 0.4)       # how far they move, in figure radii, out of or into the figure
+
+
+def _mean_nn(c: np.ndarray) -> float:
+    """The mean nearest-neighbour distance of centres ``(n, 2)``."""
+    d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1])
+    np.fill_diagonal(d, np.inf)
+    return float(d.min(1).mean())
+
+
+def _displace_stretch(rng: np.random.Generator, c: np.ndarray, radius: np.ndarray, first: int, n: int,
+                      centre: np.ndarray, R: float) -> dict:
+    """Move a contiguous stretch of the outline objects ``c[first:first + n]`` (in place)
+    straight out of or into the figure, so that the outline has two open ends: the
+    stretch keeps its spacing and the object count is unchanged. Of several candidates
+    that keep objects apart and on the canvas, the one that changes the mean
+    nearest-neighbour distance least is kept (the spread moves either way, within what the
+    positives' varied figure sizes give), so that the scene's statistics stay those of a
+    positive. Returns what moved."""
+    target = _mean_nn(c)
+    best = None
+    for _ in range(CANDIDATES):
+        k = max(2, int(round(n * rng.uniform(*STRETCH))))
+        start = int(rng.integers(n))
+        idx = [first + (start + j) % n for j in range(k)]
+        mid = c[idx].mean(0) - centre
+        u = mid / max(np.linalg.norm(mid), 1e-9)
+        d = float(rng.uniform(*DISPLACE)) * R * (1 if rng.random() < 0.5 else -1)
+        cand = c.copy()
+        cand[idx] += u * d
+        if not _apart(cand, radius, 0.004) or (cand - radius[:, None] < 0.005).any() \
+                or (cand + radius[:, None] > 0.995).any():
+            continue
+        cost = abs(_mean_nn(cand) - target)
+        if best is None or cost < best[0]:
+            best = (cost, cand, {"objects": [i - first for i in idx], "distance": round(d, 4)})
+    if best is None:
+        raise PlacementError("no stretch can move off the outline")
+    c[:] = best[1]
+    return best[2]
 
 
 def _apart(c, r, gap) -> bool:
@@ -493,8 +543,12 @@ def big_circle(ctx):
 
 # ---------------------------------------------------------------- continuity
 
-def _along(ctx: Context, curves, n_per, groups_of_curve, margins=None, overlap_ok=False, base=None) -> Layout:
-    """Objects equally spaced along each curve; scattered instead when the principle is broken."""
+def _along(ctx: Context, curves, n_per, groups_of_curve, margins=None, overlap_ok=False, base=None, twins=None,
+           kinds=("kink", "misaligned"), keep=()) -> Layout:
+    """Objects equally spaced along each curve; when the principle is broken, some curves
+    break in one of ``kinds`` (:func:`_break_curve`). ``twins`` maps a curve to the one it
+    repeats: the two break together, so that the repeat still lies on its original; curves
+    in ``keep`` never break."""
     rng = ctx.rng
     pts = [geo.resample(cv, n, (margins or [0.0] * len(curves))[k]) for k, (cv, n) in enumerate(zip(curves, n_per))]
     spacing = min(np.hypot(*np.diff(p, axis=0).T).min() for p in pts if len(p) > 1)
@@ -503,12 +557,30 @@ def _along(ctx: Context, curves, n_per, groups_of_curve, margins=None, overlap_o
         raise PlacementError("curve objects would be too small")
     groups = [groups_of_curve[k] for k, p in enumerate(pts) for _ in p]
     obj = _objects(ctx, groups, base)
-    if ctx.principle:
-        c = np.concatenate(pts)
-        if not overlap_ok and not _apart(c, obj["radius"], 0.003):
-            raise PlacementError("curve objects touch")
-    else:
-        c = geo.place(rng, obj["radius"], geo.in_box(0.02, 0.02, 0.98, 0.98), 0.01)
+    breaks = []
+    if not ctx.principle:
+        twins = twins or {}
+        alone = [k for k in range(len(pts)) if k not in twins and k not in keep]
+        chosen = sorted(ctx.broken_groups(len(alone)))
+        # a curve with no room to break hands its break to the next one that has
+        for i in chosen + [i for i in range(len(alone)) if i not in chosen]:
+            if len(breaks) == len(chosen):
+                break
+            k = alone[i]
+            pair = [k] + [t for t, o in twins.items() if o == k]
+            others = np.concatenate([p for j, p in enumerate(pts) if j not in pair] or [np.zeros((0, 2))])
+            try:
+                moved, how = _break_curve(rng, [pts[j] for j in pair], spacing, others, kinds)
+            except PlacementError:
+                continue
+            for j, m in zip(pair, moved):
+                pts[j] = m
+            breaks.append({"curve": k, **how})
+        if not breaks:
+            raise PlacementError("no curve has room to break")
+    c = np.concatenate(pts)
+    if not overlap_ok and not _apart(c, obj["radius"], 0.003):
+        raise PlacementError("curve objects touch")
     if (c - obj["radius"][:, None] < 0).any() or (c + obj["radius"][:, None] > 1).any():
         raise PlacementError("an object leaves the canvas")
     extra = None
@@ -517,8 +589,78 @@ def _along(ctx: Context, curves, n_per, groups_of_curve, margins=None, overlap_o
         np.fill_diagonal(d, np.inf)
         touch = (d < obj["radius"][:, None] + obj["radius"][None, :]).any(1)
         extra = [{"overlaps": bool(t)} for t in touch]
-    info = {"curves": [np.round(cv[:: max(1, len(cv) // 24)], 4).tolist() for cv in curves]}
+    info = {"curves": [np.round(cv[:: max(1, len(cv) // 24)], 4).tolist() for cv in curves], "breaks": breaks}
     return Layout(**obj, centers=c, groups=groups, extra=extra, info=info)
+
+
+KINK = (50.0, 80.0)          # degrees the rest of a kinked curve turns at the break
+SHIFT = (0.8, 1.6)           # object spacings a misaligned stretch moves sideways
+
+
+def _nearest(a: np.ndarray, b: np.ndarray) -> float:
+    """The smallest distance between a point of ``a`` ``(n, 2)`` and one of ``b`` ``(m, 2)``."""
+    return float(np.hypot(a[:, None, 0] - b[None, :, 0], a[:, None, 1] - b[None, :, 1]).min())
+
+
+def _break_curve(rng: np.random.Generator, curves: list, spacing: float, others: np.ndarray,
+                 kinds=("kink", "misaligned")) -> tuple[list, dict]:
+    """``curves``: one curve's points ``(n, 2)``, equally spaced along it (and any repeats
+    of it, broken alike), with the continuation broken at an interior object: either the
+    rest turns by a sharp angle there (a kink) or it moves sideways off the curve (a
+    misaligned stretch). Object count and spacing stay the same. Of several candidate
+    breaks that keep the moved objects on the canvas and clear of ``others`` (the other
+    curves' objects; no nearer than before where a curve starts close to another), the one
+    that changes least the number of overlapping objects, then the spread of all centres,
+    is kept, so that the scene's statistics stay those of a positive. Returns the broken
+    curves and ``{"kind", "at", ...}``."""
+    pts = curves[0]
+    n = len(pts)
+    if n < 4:
+        raise PlacementError("a curve this short cannot be broken")
+
+    def stats(c):     # (objects close enough to overlap, spread of centres)
+        d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1])
+        close = int((d[np.triu_indices(len(c), 1)] < 0.6 * spacing).sum())
+        return close, float(np.sqrt(((c - c.mean(0)) ** 2).sum(1).mean()))
+
+    own = float(np.hypot(*np.diff(pts, axis=0).T).mean())       # this curve's spacing (``spacing``: the smallest)
+    close, target = stats(np.concatenate(list(curves) + [others]))
+    best = None
+    for _ in range(CANDIDATES):
+        at = int(rng.integers(n // 3, max(n // 3 + 1, n - n // 3)))
+        tangent = pts[min(at + 1, n - 1)] - pts[at - 1]
+        tangent /= np.linalg.norm(tangent)
+        side = 1 if rng.random() < 0.5 else -1
+        kind = kinds[int(rng.integers(len(kinds)))]
+        outs = [c.copy() for c in curves]
+        if kind == "kink":
+            angle = float(rng.uniform(*KINK)) * side
+            for o, c in zip(outs, curves):
+                o[at + 1:] = geo.rotate(c[at + 1:], pts[at], angle)
+            how = {"kind": "kink", "at": at, "angle": round(angle, 1)}
+            before, after = pts[at] - pts[at - 1], outs[0][at + 1] - outs[0][at]
+            turn = math.degrees(abs(math.atan2(before[0] * after[1] - before[1] * after[0], before @ after)))
+            if turn < KINK[0]:          # the curve's own bend took back part of the kink
+                continue
+        else:
+            shift = float(rng.uniform(*SHIFT)) * own
+            for o, c in zip(outs, curves):
+                o[at + 1:] = c[at + 1:] + np.array([-tangent[1], tangent[0]]) * side * shift
+            how = {"kind": "misaligned", "at": at, "shift": round(shift, 4)}
+        moved = np.concatenate([o[at + 1:] for o in outs])
+        if (moved < 0.04).any() or (moved > 0.96).any():
+            continue
+        if len(others):
+            before = _nearest(np.concatenate([c[at + 1:] for c in curves]), others)
+            if _nearest(moved, others) < min(0.9 * spacing, before):     # no nearer the others than before
+                continue
+        now = stats(np.concatenate(outs + [others]))
+        cost = (abs(now[0] - close), abs(now[1] - target))
+        if best is None or cost < best[0]:
+            best = (cost, outs, how)
+    if best is None:
+        raise PlacementError("no break keeps clear of the other curves")
+    return best[1], best[2]
 
 
 def _curve(points) -> np.ndarray:
@@ -539,7 +681,7 @@ def one_split_n(ctx: Context) -> Layout:
     tangent = (fork - trunk[-4]) / np.linalg.norm(fork - trunk[-4])
     curves, heads = [trunk], []
     for e in ends:
-        end = np.array([0.93, e])
+        end = np.array([rng.uniform(0.7, 0.93), e])     # branches of varied length
         toward = (end - fork) / np.linalg.norm(end - fork)
         mid = fork + (0.15 * tangent + 0.85 * toward) * 0.12
         curves.append(_curve([fork, mid, (mid + end) / 2 + [0.03, 0], end]))
@@ -550,8 +692,9 @@ def one_split_n(ctx: Context) -> Layout:
     clear = max((2 * SIZES["large"] * base + 0.012) / (2 * math.sin(gap / 2)), 3 * base)
     step = np.mean([geo.arc_length(cv) - clear for cv in curves[1:]]) / (n - 1)
     n_trunk = max(3, int(round(geo.arc_length(trunk) / step)) + 1)
+    # the short trunk ends among the branches' starts and stays whole
     lay = _along(ctx, curves, [n_trunk] + [n] * f.groups, list(range(f.groups + 1)), [0.0] + [clear] * f.groups,
-                 base=base)
+                 base=base, keep=(0,))
     lay.info["trunk_group"] = 0
     return lay
 
@@ -600,7 +743,8 @@ def overlap_splines(ctx: Context) -> Layout:
     a = math.radians(a0)
     shift = np.array([math.sin(a), math.cos(a)]) * 0.022
     curves.append(curves[0] + shift)
-    return _along(ctx, curves, [n] * (f.groups + 1), list(range(f.groups + 1)), overlap_ok=True)
+    return _along(ctx, curves, [n] * (f.groups + 1), list(range(f.groups + 1)), overlap_ok=True,
+                  twins={f.groups: 0})
 
 
 # ---------------------------------------------------------------- symmetry
