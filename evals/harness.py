@@ -129,7 +129,7 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
                     results.append({"id": s.id, "task": s.task, "prompt": t.prompt, "reply": t.reply,
                                     "parsed": parsed.value, "correct": is_correct(parsed, s.answer_text, s.answer_type),
                                     "format_error": parsed.format_error, "gold": s.answer_text,
-                                    **proto.extras(s, turns)})
+                                    **_negative(s), **proto.extras(s, turns)})
                     transcripts.append({"id": s.id, "task": s.task, "protocol": proto.name,
                                         "turns": [{"prompt": u.prompt, "images": len(u.images), "reply": u.reply}
                                                   for u in turns]})
@@ -148,6 +148,12 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
            + ("\n" + families if families else ""))
     accuracy_bars(summary, root / "accuracy.png", f"{runner.name} on {pattern}")
     return summary
+
+
+def _negative(sample) -> dict:
+    """The kind of negative a sample is, for rows of tasks whose records name one
+    (``meta["negative"]``, None for a positive), so reports can score each kind apart."""
+    return {"negative": sample.meta["negative"]} if "negative" in sample.meta else {}
 
 
 def family_sections(results: list[dict], tasks, folder: Path, title: str) -> list[str]:

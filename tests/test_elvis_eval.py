@@ -6,7 +6,7 @@ import pytest
 from engine.registry import list_tasks
 from evals.harness import evaluate
 from evals.runners import OracleRunner, RandomRunner
-from scenes.elvis import f1_curve, grouped, induction_prompt, parse_label, task_metrics
+from scenes.elvis import f1_curve, grouped, induction_prompt, negative_kind, parse_label, task_metrics
 from tests.runners import Recorder
 
 TASKS = "elvis/closure/feature_square/*"
@@ -41,6 +41,33 @@ def test_metrics_follow_their_definitions():
     g = grouped(m, "principle")
     assert g["closure"]["f1"] == (pytest.approx(2 / 3), 0.0)
     assert dict(f1_curve(m))[0.0] == 1.0 and dict(f1_curve(m))[0.5] == 0.5 and dict(f1_curve(m))[0.7] == 0.0
+
+
+class PrincipleBlind:
+    """Answers as if it saw every attribute but not the principle: a principle negative
+    keeps the attributes, so it reads as positive."""
+
+    name = "principle-blind"
+
+    def generate(self, requests):
+        out = []
+        for r in requests:
+            index = int(r.id.split("#")[0].rsplit(":", 1)[1])
+            out.append("negative" if r.gold == "negative" and negative_kind(index) == "attribute" else "positive")
+        return out
+
+
+def test_report_scores_each_kind_of_negative_and_the_principle_decides(tmp_path):
+    rows = evaluate(TASKS, PrincipleBlind(), str(tmp_path), count=3, size=32, batch_size=16, progress=False,
+                    protocol="elvis")
+    # test split 6..11: 3 positives, 2 principle negatives, 1 attribute negative
+    assert all(r["accuracy"] == pytest.approx(4 / 6) for r in rows.values())
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert [r["negative"] for r in results[:6]] == [None, "attribute", None, "principle", None, "principle"]
+    summary = (tmp_path / "summary.md").read_text()
+    assert "principle negatives 0.000 (20), attribute negatives 1.000 (10)" in summary
+    assert "| feature_square | 10 | 0.667 ± 0.000 | 0.600 ± 0.000 | 1.000 ± 0.000 | 0.750 ± 0.000 | 0.000 (20) | " \
+           "1.000 (10) |" in summary
 
 
 @pytest.mark.parametrize("protocol", ["elvis", "elvis-blind"])

@@ -88,13 +88,26 @@ def mst_margin(points: np.ndarray, k: int) -> float:
     return float(e[-(k - 1)] / max(e[-k], 1e-9))
 
 
-def resample(curve: np.ndarray, n: int, start: float = 0.0) -> np.ndarray:
+def resample(curve: np.ndarray, n: int, start: float = 0.0, end: float = 0.0) -> np.ndarray:
     """``n`` points equally spaced by arc length along the polyline ``curve`` ``(M, 2)``,
-    the first ``start`` (arc length) from its beginning, the last at its end. ``(n, 2)``."""
+    the first ``start`` (arc length) from its beginning, the last ``end`` from its end. ``(n, 2)``."""
     seg = np.hypot(*np.diff(curve, axis=0).T)
     s = np.concatenate([[0.0], np.cumsum(seg)])
-    t = np.linspace(start, s[-1], n) if n > 1 else np.array([s[-1] / 2])
+    t = np.linspace(start, s[-1] - end, n) if n > 1 else np.array([s[-1] / 2])
+    return at_arc(curve, t)
+
+
+def at_arc(curve: np.ndarray, t) -> np.ndarray:
+    """The points of the polyline ``curve`` ``(M, 2)`` at arc lengths ``t`` ``(n,)``. ``(n, 2)``."""
+    s = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(curve, axis=0).T))])
+    t = np.asarray(t, dtype=np.float64)
     return np.stack([np.interp(t, s, curve[:, 0]), np.interp(t, s, curve[:, 1])], 1)
+
+
+def arc_of(curve: np.ndarray, point) -> float:
+    """The arc length along ``curve`` ``(M, 2)`` of its vertex nearest ``point``."""
+    s = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(curve, axis=0).T))])
+    return float(s[int(np.hypot(*(curve - np.asarray(point)).T).argmin())])
 
 
 def arc_length(curve: np.ndarray) -> float:

@@ -543,14 +543,19 @@ def big_circle(ctx):
 
 # ---------------------------------------------------------------- continuity
 
-def _along(ctx: Context, curves, n_per, groups_of_curve, margins=None, overlap_ok=False, base=None, twins=None,
-           kinds=("kink", "misaligned"), keep=()) -> Layout:
-    """Objects equally spaced along each curve; when the principle is broken, some curves
-    break in one of ``kinds`` (:func:`_break_curve`). ``twins`` maps a curve to the one it
-    repeats: the two break together, so that the repeat still lies on its original; curves
-    in ``keep`` never break."""
+TWIN_OVERLAP = 0.8           # a repeated curve's objects keep this share of the sum of radii from their original's
+
+
+def _along(ctx: Context, curves, n_per, groups_of_curve, margins=None, base=None, twins=None,
+           kinds=("kink", "misaligned"), keep=(), placed=None) -> Layout:
+    """Objects equally spaced along each curve (``placed``: their points, already chosen);
+    when the principle is broken, some curves break in one of ``kinds`` (:func:`_break_curve`).
+    ``twins`` maps a curve to the one it repeats: the two break together, so that the repeat
+    still lies on its original, and their objects may overlap a little (each keeps most of
+    its area in view); no other objects touch. Curves in ``keep`` never break."""
     rng = ctx.rng
-    pts = [geo.resample(cv, n, (margins or [0.0] * len(curves))[k]) for k, (cv, n) in enumerate(zip(curves, n_per))]
+    pts = placed or [geo.resample(cv, n, (margins or [0.0] * len(curves))[k])
+                     for k, (cv, n) in enumerate(zip(curves, n_per))]
     spacing = min(np.hypot(*np.diff(p, axis=0).T).min() for p in pts if len(p) > 1)
     base = min(0.3 * spacing, 0.03) if base is None else min(base, (spacing - 0.006) / (2 * SIZES["large"]))
     if 2 * base * SIZES["small"] < MIN_DIAMETER:
@@ -579,16 +584,19 @@ def _along(ctx: Context, curves, n_per, groups_of_curve, margins=None, overlap_o
         if not breaks:
             raise PlacementError("no curve has room to break")
     c = np.concatenate(pts)
-    if not overlap_ok and not _apart(c, obj["radius"], 0.003):
+    curve_of = np.array([k for k, p in enumerate(pts) for _ in p])
+    d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1])
+    np.fill_diagonal(d, np.inf)
+    reach = obj["radius"][:, None] + obj["radius"][None, :]
+    paired = np.zeros_like(d, dtype=bool)
+    for t, o in (twins or {}).items():
+        paired |= np.isin(curve_of, [t, o])[:, None] & np.isin(curve_of, [t, o])[None, :] & \
+            (curve_of[:, None] != curve_of[None, :])
+    if (np.where(paired, d < TWIN_OVERLAP * reach, d < reach + 0.003)).any():
         raise PlacementError("curve objects touch")
     if (c - obj["radius"][:, None] < 0).any() or (c + obj["radius"][:, None] > 1).any():
         raise PlacementError("an object leaves the canvas")
-    extra = None
-    if overlap_ok:
-        d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1])
-        np.fill_diagonal(d, np.inf)
-        touch = (d < obj["radius"][:, None] + obj["radius"][None, :]).any(1)
-        extra = [{"overlaps": bool(t)} for t in touch]
+    extra = [{"overlaps": bool(t)} for t in (d < reach).any(1)] if twins else None
     info = {"curves": [np.round(cv[:: max(1, len(cv) // 24)], 4).tolist() for cv in curves], "breaks": breaks}
     return Layout(**obj, centers=c, groups=groups, extra=extra, info=info)
 
@@ -623,11 +631,15 @@ def _break_curve(rng: np.random.Generator, curves: list, spacing: float, others:
         close = int((d[np.triu_indices(len(c), 1)] < 0.6 * spacing).sum())
         return close, float(np.sqrt(((c - c.mean(0)) ** 2).sum(1).mean()))
 
-    own = float(np.hypot(*np.diff(pts, axis=0).T).mean())       # this curve's spacing (``spacing``: the smallest)
+    steps = np.hypot(*np.diff(pts, axis=0).T)
+    own = float(np.median(steps))                               # this curve's spacing (``spacing``: the smallest)
+    gap = set(np.nonzero(steps > 1.3 * own)[0].tolist())        # the free stretch where curves cross: never broken
     close, target = stats(np.concatenate(list(curves) + [others]))
     best = None
     for _ in range(CANDIDATES):
         at = int(rng.integers(n // 3, max(n // 3 + 1, n - n // 3)))
+        if at in gap or at - 1 in gap:
+            continue
         tangent = pts[min(at + 1, n - 1)] - pts[at - 1]
         tangent /= np.linalg.norm(tangent)
         side = 1 if rng.random() < 0.5 else -1
@@ -699,6 +711,26 @@ def one_split_n(ctx: Context) -> Layout:
     return lay
 
 
+def _around(curve: np.ndarray, n: int, at: float, hole: float, reserve: float = 0.0) -> tuple[np.ndarray, float]:
+    """Arc lengths of ``n`` points along ``curve`` (keeping ``reserve`` from both ends)
+    equally spaced on either side of the arc length ``at``, the nearest ``hole / 2`` from
+    it (one more on the first side when ``n`` is odd). Returns the arc lengths ``(n,)``,
+    first side first, and their spacing."""
+    length = geo.arc_length(curve)
+    first, second = (n + 1) // 2, n // 2
+    step = min((at - hole / 2 - reserve) / max(first - 1, 1), (length - at - hole / 2 - reserve) / max(second - 1, 1))
+    if step <= 0:
+        raise PlacementError("no room for the objects around the crossing")
+    return np.concatenate([at - hole / 2 - step * np.arange(first)[::-1], at + hole / 2 + step * np.arange(second)]), step
+
+
+def _normal_at(curve: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Unit normals ``(n, 2)`` of ``curve`` at arc lengths ``t``."""
+    tangent = geo.at_arc(curve, t + 1e-3) - geo.at_arc(curve, t - 1e-3)
+    tangent /= np.linalg.norm(tangent, axis=1, keepdims=True)
+    return np.stack([-tangent[:, 1], tangent[:, 0]], 1)
+
+
 def intersected_splines(ctx: Context) -> Layout:
     f, rng = ctx.f, ctx.rng
     n = {"m": 8, "l": 11, "xl": 14}[f.quantity]
@@ -711,7 +743,16 @@ def intersected_splines(ctx: Context) -> Layout:
         b1, b2 = rng.uniform(-0.04, 0.04, 2)
         curves.append(_curve([centre - 0.41 * u, centre - 0.2 * u + b1 * nrm, centre, centre + 0.2 * u + b2 * nrm,
                               centre + 0.41 * u]))
-    return _along(ctx, curves, [n] * f.groups, list(range(f.groups)), overlap_ok=True)
+    # the curves cross at the centre with no object on it: the objects nearest the crossing
+    # sit far enough out that neighbouring curves' objects do not touch (nothing is hidden)
+    step = 0.82 / (n - 1)
+    for _ in range(3):
+        base = min(0.3 * step, 0.03)
+        hole = (2 * SIZES["large"] * base + 0.012) / math.sin(math.pi / (2 * f.groups))
+        placed = [_around(cv, n, geo.arc_of(cv, centre), hole) for cv in curves]
+        step = min(p[1] for p in placed)
+    return _along(ctx, curves, [n] * f.groups, list(range(f.groups)), base=base,
+                  placed=[geo.at_arc(cv, p[0]) for cv, p in zip(curves, placed)])
 
 
 def non_intersected_splines(ctx: Context) -> Layout:
@@ -728,23 +769,41 @@ def non_intersected_splines(ctx: Context) -> Layout:
     return _along(ctx, curves, [n] * f.groups, list(range(f.groups)))
 
 
+OFFSET = 0.03                # how far sideways the repeated curve lies from its original
+
+
 def overlap_splines(ctx: Context) -> Layout:
     f, rng = ctx.f, ctx.rng
     n = {"m": 8, "l": 11, "xl": 14}[f.quantity]
     a0 = rng.uniform(0, 180)
+    centre = np.array([0.5, 0.5])
+    angles = [a0 + 180.0 * k / f.groups + rng.uniform(-6, 6) for k in range(f.groups)]
     curves = []
-    for k in range(f.groups):
-        a = math.radians(a0 + 180.0 * k / f.groups + rng.uniform(-10, 10))
+    for a in map(math.radians, angles):
         u, nrm = np.array([math.cos(a), -math.sin(a)]), np.array([math.sin(a), math.cos(a)])
-        c = np.array([0.5, 0.5]) + rng.uniform(-0.06, 0.06, 2)
-        bend = rng.uniform(-0.06, 0.06)
-        curves.append(_curve([c - 0.36 * u, c + bend * nrm, c + 0.36 * u]))
-    # the repeated curve: the first one shifted by a fraction of an object
-    a = math.radians(a0)
-    shift = np.array([math.sin(a), math.cos(a)]) * 0.022
-    curves.append(curves[0] + shift)
-    return _along(ctx, curves, [n] * (f.groups + 1), list(range(f.groups + 1)), overlap_ok=True,
-                  twins={f.groups: 0})
+        b1, b2 = rng.uniform(-0.04, 0.04, 2)
+        curves.append(_curve([centre - 0.44 * u, centre - 0.2 * u + b1 * nrm, centre, centre + 0.2 * u + b2 * nrm,
+                              centre + 0.44 * u]))
+    # the repeated curve: the first one a fraction of an object to the side, its objects half
+    # a step along (away from the crossing), between its original's, so that neither covers
+    # the other; all curves cross at the centre, where no object sits (nothing is hidden)
+    cross = min(abs((x - y + 90) % 180 - 90) for i, x in enumerate(angles) for y in angles[:i]) if f.groups > 1 else 90
+    cross = math.radians(max(cross, 20.0))
+    step = 0.88 / (n - 1)
+    for _ in range(3):
+        half = step / 2
+        base = min(0.6 * half, 0.03, 0.85 * math.hypot(half, OFFSET) / (2 * SIZES["large"] * TWIN_OVERLAP))
+        hole = (2 * SIZES["large"] * base + 0.008) / math.sin(cross / 2) + 2 * OFFSET / math.sin(cross)
+        arcs = [_around(cv, n, geo.arc_of(cv, centre), hole, reserve=half if k == 0 else 0.0)
+                for k, cv in enumerate(curves)]
+        step = min(p[1] for p in arcs)
+    t = arcs[0][0]
+    twin = t + np.where(np.arange(n) < (n + 1) // 2, -half, half)
+    placed = [geo.at_arc(cv, a) for cv, (a, _) in zip(curves, arcs)]
+    placed.append(geo.at_arc(curves[0], twin) + OFFSET * _normal_at(curves[0], twin))
+    curves.append(curves[0] + OFFSET * _normal_at(curves[0], np.array([geo.arc_of(curves[0], centre)])))
+    return _along(ctx, curves, [n] * (f.groups + 1), list(range(f.groups + 1)), base=base, twins={f.groups: 0},
+                  placed=placed)
 
 
 # ---------------------------------------------------------------- symmetry

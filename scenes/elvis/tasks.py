@@ -1,12 +1,20 @@
 """``elvis/<principle>/<category>/...``: the 3,388 ELVIS tasks.
 
-One sample is one image. Even indices are positives, odd ones negatives; negatives
-alternate between *principle broken* (attributes kept) and *attribute broken* (principle
-kept), so with ``N`` images per class the train split is indices ``0 .. 2N-1`` and the test
-split ``2N .. 4N-1`` (:func:`split_indices`), and both kinds of negative occur in each
-split whenever ``N >= 2``. The default is ``N = 3``: 12 images per task.
+One sample is one image. Even indices are positives, odd ones negatives. A negative either
+breaks the principle and keeps the attributes, or keeps the principle and breaks an
+attribute rule; the family setting ``principle_share`` (default 2/3) says how many break the
+principle, spread evenly over the negatives (:func:`negative_kind`: the k-th negative breaks
+the principle when ``floor((k+1)s) > floor(ks)``; with 2/3 the kinds run attribute,
+principle, principle, ...). With ``N`` images per class the train split is indices
+``0 .. 2N-1`` and the test split ``2N .. 4N-1`` (:func:`split_indices`); the default is
+``N = 3``, 12 images per task, and then each split holds 2 principle negatives and 1
+attribute negative, so the principle decides two test negatives in three. With the default
+share, both splits hold both kinds and the test split at least half principle negatives for
+every ``N >= 2``.
 """
 from __future__ import annotations
+
+from fractions import Fraction
 
 import numpy as np
 
@@ -17,7 +25,7 @@ from engine.shapes import draw_shape
 
 from .attributes import BACKGROUND, named_colours
 from .factors import CATEGORIES, Factors, enumerate_factors
-from .family import FAMILY
+from .family import FAMILY, PRINCIPLE_SHARE
 from .layouts import LAYOUTS, Context, Layout
 
 QUESTION = "Classify this image as Positive or Negative. Only answer with positive or negative."
@@ -33,11 +41,13 @@ def split_indices(per_class: int = PER_CLASS) -> dict[str, list[int]]:
     return {"train": list(range(2 * per_class)), "test": list(range(2 * per_class, 4 * per_class))}
 
 
-def negative_kind(index: int) -> str | None:
-    """``None`` for a positive; ``"principle"`` or ``"attribute"`` for a negative."""
+def negative_kind(index: int, share: str | Fraction = PRINCIPLE_SHARE) -> str | None:
+    """``None`` for a positive (even ``index``); for a negative, ``"principle"`` or
+    ``"attribute"``, with ``share`` of the negatives breaking the principle, evenly spread."""
     if index % 2 == 0:
         return None
-    return "principle" if (index // 2) % 2 == 0 else "attribute"
+    k, s = index // 2, Fraction(share)
+    return "principle" if int((k + 1) * s) > int(k * s) else "attribute"
 
 
 def _broken_props(rng: np.random.Generator, rel) -> tuple[str, ...]:
@@ -45,9 +55,10 @@ def _broken_props(rng: np.random.Generator, rel) -> tuple[str, ...]:
     return chosen or (rel[int(rng.integers(len(rel)))],)
 
 
-def layout_for(rng: np.random.Generator, f: Factors, index: int) -> tuple[Layout, tuple[str, ...], str | None]:
+def layout_for(rng: np.random.Generator, f: Factors, index: int,
+               share: str = PRINCIPLE_SHARE) -> tuple[Layout, tuple[str, ...], str | None]:
     """The layout of sample ``index`` and the constraints it breaks."""
-    kind = negative_kind(index)
+    kind = negative_kind(index, share)
     broken = _broken_props(rng, f.rel) if kind == "attribute" else ()
     ctx = Context(rng, f, principle=kind != "principle", broken=broken)
     for _ in range(ATTEMPTS):
@@ -182,10 +193,10 @@ def _about(category, **_) -> str:
 
 @FAMILY.task(cases=_cases(), description=_about, answer_distribution={"positive": 0.5, "negative": 0.5})
 def sample_elvis(rng: np.random.Generator, index: int, category: str, rel, irr, groups: int, quantity: str,
-                 qualifier: str) -> Draw:
+                 qualifier: str, settings: dict) -> Draw:
     """One ELVIS image: a positive (even index) or a negative (odd index) of the task."""
     f = Factors(category, tuple(rel), tuple(irr), groups, quantity, qualifier)
-    lay, broken, kind = layout_for(rng, f, index)
+    lay, broken, kind = layout_for(rng, f, index, settings.get("principle_share", PRINCIPLE_SHARE))
     scene, objects = draw(lay)
     constraints = ["principle"] + list(f.rel)
     if kind == "principle":
