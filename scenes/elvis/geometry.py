@@ -88,13 +88,11 @@ def mst_margin(points: np.ndarray, k: int) -> float:
     return float(e[-(k - 1)] / max(e[-k], 1e-9))
 
 
-def resample(curve: np.ndarray, n: int, start: float = 0.0, end: float = 0.0) -> np.ndarray:
+def resample(curve: np.ndarray, n: int, start: float = 0.0) -> np.ndarray:
     """``n`` points equally spaced by arc length along the polyline ``curve`` ``(M, 2)``,
-    the first ``start`` (arc length) from its beginning, the last ``end`` from its end. ``(n, 2)``."""
-    seg = np.hypot(*np.diff(curve, axis=0).T)
-    s = np.concatenate([[0.0], np.cumsum(seg)])
-    t = np.linspace(start, s[-1] - end, n) if n > 1 else np.array([s[-1] / 2])
-    return at_arc(curve, t)
+    the first ``start`` (arc length) from its beginning, the last at its end. ``(n, 2)``."""
+    length = arc_length(curve)
+    return at_arc(curve, np.linspace(start, length, n) if n > 1 else np.array([length / 2]))
 
 
 def at_arc(curve: np.ndarray, t) -> np.ndarray:

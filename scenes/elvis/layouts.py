@@ -711,6 +711,14 @@ def one_split_n(ctx: Context) -> Layout:
     return lay
 
 
+def _through(rng: np.random.Generator, centre: np.ndarray, angle: float, half: float) -> np.ndarray:
+    """A gently bent curve through ``centre`` at ``angle`` degrees, ``half`` long each way."""
+    a = math.radians(angle)
+    u, nrm = np.array([math.cos(a), -math.sin(a)]), np.array([math.sin(a), math.cos(a)])
+    b1, b2 = rng.uniform(-0.04, 0.04, 2)
+    return _curve([centre - half * u, centre - 0.2 * u + b1 * nrm, centre, centre + 0.2 * u + b2 * nrm, centre + half * u])
+
+
 def _around(curve: np.ndarray, n: int, at: float, hole: float, reserve: float = 0.0) -> tuple[np.ndarray, float]:
     """Arc lengths of ``n`` points along ``curve`` (keeping ``reserve`` from both ends)
     equally spaced on either side of the arc length ``at``, the nearest ``hole / 2`` from
@@ -736,13 +744,7 @@ def intersected_splines(ctx: Context) -> Layout:
     n = {"m": 8, "l": 11, "xl": 14}[f.quantity]
     a0 = rng.uniform(0, 180)
     centre = np.array([0.5, 0.5])
-    curves = []
-    for k in range(f.groups):
-        a = math.radians(a0 + 180.0 * k / f.groups)
-        u, nrm = np.array([math.cos(a), -math.sin(a)]), np.array([math.sin(a), math.cos(a)])
-        b1, b2 = rng.uniform(-0.04, 0.04, 2)
-        curves.append(_curve([centre - 0.41 * u, centre - 0.2 * u + b1 * nrm, centre, centre + 0.2 * u + b2 * nrm,
-                              centre + 0.41 * u]))
+    curves = [_through(rng, centre, a0 + 180.0 * k / f.groups, 0.41) for k in range(f.groups)]
     # the curves cross at the centre with no object on it: the objects nearest the crossing
     # sit far enough out that neighbouring curves' objects do not touch (nothing is hidden)
     step = 0.82 / (n - 1)
@@ -778,12 +780,7 @@ def overlap_splines(ctx: Context) -> Layout:
     a0 = rng.uniform(0, 180)
     centre = np.array([0.5, 0.5])
     angles = [a0 + 180.0 * k / f.groups + rng.uniform(-6, 6) for k in range(f.groups)]
-    curves = []
-    for a in map(math.radians, angles):
-        u, nrm = np.array([math.cos(a), -math.sin(a)]), np.array([math.sin(a), math.cos(a)])
-        b1, b2 = rng.uniform(-0.04, 0.04, 2)
-        curves.append(_curve([centre - 0.44 * u, centre - 0.2 * u + b1 * nrm, centre, centre + 0.2 * u + b2 * nrm,
-                              centre + 0.44 * u]))
+    curves = [_through(rng, centre, a, 0.44) for a in angles]
     # the repeated curve: the first one a fraction of an object to the side, its objects half
     # a step along (away from the crossing), between its original's, so that neither covers
     # the other; all curves cross at the centre, where no object sits (nothing is hidden)
