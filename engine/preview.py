@@ -26,27 +26,49 @@ def printable(text: str) -> str:
     return "".join(c if c in ok else ("" if c in "\r" else "?") for c in text.replace("\n", " "))
 
 
+def _kind(sample: Sample) -> tuple:
+    return sample.answer_text, str(sample.meta.get("negative"))
+
+
+def _index_order(task, seed: int, picks: int) -> list[int]:
+    """Sample indices for ``picks`` picks from one folder: the first index of every kind of
+    sample (answer and, where a family names one, the kind of negative) among the first few,
+    then the rest in order, so that a folder with few picks still shows each kind (ELVIS: a
+    positive, an attribute negative, a principle negative)."""
+    if picks == 1:
+        return [0]
+    window = list(range(max(8, 2 * picks)))
+    first: dict[tuple, int] = {}
+    for i in window[:min(len(window), 8)]:
+        first.setdefault(_kind(task.sample(seed, i)), i)
+    lead = sorted(first.values())
+    return (lead + [i for i in window if i not in lead])[:picks]
+
+
 def pick(pattern: str, count: int, seed: int = 0, settings: dict | None = None) -> list[Sample]:
     """``count`` samples spread over the tasks matching ``pattern``: round-robin over their
-    folders (e.g. one ELVIS category each) and evenly within a folder. The i-th pick is
-    sample index i of its task, so families whose index picks the kind of sample (ELVIS:
-    positives at even indices, negatives at odd ones) show every kind."""
+    folders (e.g. one ELVIS category each) and evenly within a folder. A folder's picks take
+    the sample indices of :func:`_index_order`, so each folder shows every kind of sample it
+    has room for."""
     if int(count) != count or count <= 0:
         raise UserError(f"count={count!r} must be a positive integer")
     folders: dict[str, list] = {}
     for t in resolve(pattern, settings):
         folders.setdefault(t.id.rsplit("/", 1)[0], []).append(t)
     groups = list(folders.values())
+    slots = []                                     # (folder, its j-th pick, picks it gets)
+    if count <= len(groups):
+        slots = [((i * len(groups)) // count, 0, 1) for i in range(count)]
+    else:
+        per = [count // len(groups) + (k < count % len(groups)) for k in range(len(groups))]
+        slots = [(i % len(groups), i // len(groups), per[i % len(groups)]) for i in range(count)]
+    orders = {k: _index_order(groups[k][len(groups[k]) // 2], seed, n) for k, _, n in set(slots)}
     chosen = []
-    for i in range(count):
-        if count <= len(groups):
-            g = groups[(i * len(groups)) // count]
-            chosen.append((g[len(g) // 2], i))
-        else:
-            g = groups[i % len(groups)]
-            rounds = -(-count // len(groups))
-            chosen.append((g[((i // len(groups)) * len(g)) // rounds], i))
-    return [t.sample(seed, idx) for t, idx in chosen]
+    for k, j, n in slots:
+        g = groups[k]
+        task = g[len(g) // 2] if n == 1 else g[(j * len(g)) // n]
+        chosen.append(task.sample(seed, orders[k][j]))
+    return chosen
 
 
 def contact_sheet(samples: list[Sample], size: int = 192, cols: int | None = None) -> torch.Tensor:

@@ -10,7 +10,7 @@ import pytest
 from engine.protocol import Protocol, Turn
 from engine.rendering import render
 from engine.scene import Scene
-from evals.audit.features import pixel_features, PIXEL_FEATURES
+from evals.audit.features import pixel_features, scene_features, PIXEL_FEATURES
 from evals.audit.legibility import panel_legibility
 from evals.audit.probe import few_shot_split, probe, wilson
 from evals.audit.solvability import unsolvable_turns, visible
@@ -45,6 +45,28 @@ def test_pixel_statistics_count_blobs_and_colours():
     f = dict(zip(PIXEL_FEATURES, pixel_features(render([s], 128)[0])))
     assert f["blobs"] == 3 and f["colours"] == 2
     assert 0.05 < f["ink"] < 0.2 and f["blob_spread"] > 0.2
+
+
+def test_areas_do_not_depend_on_an_objects_contrast():
+    # a faint colour loses more anti-aliased edge pixels under the ink threshold; measured by
+    # coverage, the same shape has the same area and centre whatever its colour
+    feats = []
+    for c in [(0, 0, 255), (255, 160, 122), (139, 0, 139), (233, 150, 122)]:
+        s = Scene(background=(211, 211, 211))
+        s.pacman((0.5, 0.5), 0.15, mouth=60, direction=0, color=c)
+        s.circle((0.2, 0.2), 0.05, color=c)
+        feats.append(dict(zip(PIXEL_FEATURES, pixel_features(render([s], 224)[0]))))
+    for name in ("ink", "blob_area", "blob_area_cv", "blob_spread"):
+        vals = [f[name] for f in feats]
+        assert max(vals) - min(vals) <= 0.002 * max(vals), (name, vals)
+
+
+def test_scene_statistics_leave_out_cut_outs():
+    s = Scene(background=(211, 211, 211))
+    s.circle((0.5, 0.5), 0.2, color=(30, 30, 220))
+    plain = scene_features(s)
+    s.circle((0.5, 0.3), 0.05, color=(211, 211, 211))         # a bite in the background colour
+    assert np.array_equal(scene_features(s), plain)
 
 
 def test_legibility_measures_what_is_visible():

@@ -96,11 +96,12 @@ def test_every_task_verified_over_seeds(category):
                 _check(s.meta)
 
 
-def _object_pixels(sample, size=224, threshold=40) -> list[tuple[int, int]]:
-    """Per listed object (all its primitives): ``(visible, own)`` pixel counts at ``size`` px,
-    from pixels only. Visible: pixels whose colour changes by at least ``threshold`` (max over
+def _object_pixels(sample, size=224, threshold=40) -> list[tuple[int, int, int]]:
+    """Per listed object (all its primitives): ``(visible, own, narrow)`` at ``size`` px, from
+    pixels only. Visible: pixels whose colour changes by at least ``threshold`` (max over
     channels) when the object is taken out of the scene; own: the pixels it covers drawn
-    alone on what lies behind every object (the background and any backdrop disc)."""
+    alone on what lies behind every object (the background and any backdrop disc); narrow:
+    the shorter side of the box around those."""
     scene, objs = sample.panels[0], sample.meta["objects"]
     ends = [o["prim"] for o in objs[1:]] + [len(scene.primitives) - len(sample.meta["occluders"])]
     spans = [range(o["prim"], e) for o, e in zip(objs, ends)]
@@ -111,8 +112,18 @@ def _object_pixels(sample, size=224, threshold=40) -> list[tuple[int, int]]:
     imgs = render(variants, size).to(torch.int16)
     n = len(spans)
     visible = ((imgs[2:2 + n] - imgs[:1]).abs().amax(1) >= threshold).sum((1, 2))
-    own = ((imgs[2 + n:] - imgs[1:2]).abs().amax(1) >= threshold).sum((1, 2))
-    return list(zip(visible.tolist(), own.tolist()))
+    mask = (imgs[2 + n:] - imgs[1:2]).abs().amax(1) >= threshold
+    rows, cols = mask.any(2).int(), mask.any(1).int()
+    narrow = torch.minimum(_span(rows), _span(cols))
+    return list(zip(visible.tolist(), mask.sum((1, 2)).tolist(), narrow.tolist()))
+
+
+def _span(hit: torch.Tensor) -> torch.Tensor:
+    """``[N, L]`` 0/1 -> ``[N]``: from the first hit to the last, inclusive (0 when none)."""
+    idx = torch.arange(hit.shape[1])
+    first = torch.where(hit.bool(), idx, hit.shape[1]).amin(1)
+    last = torch.where(hit.bool(), idx, -1).amax(1)
+    return (last - first + 1).clamp(min=0)
 
 
 def _check_visible(tid, samples):
@@ -122,9 +133,11 @@ def _check_visible(tid, samples):
             x, y = o["center"]
             assert o["radius"] <= x <= 1 - o["radius"] and o["radius"] <= y <= 1 - o["radius"], o
             assert 2 * o["radius"] * 224 >= 4, o
-        for k, (o, (vis, own)) in enumerate(zip(objs, _object_pixels(s))):
-            # nothing listed is hidden: at least half of what an object draws stays in view
+        for k, (o, (vis, own, narrow)) in enumerate(zip(objs, _object_pixels(s))):
+            # nothing listed is hidden: at least half of what an object draws stays in view,
+            # and what it draws is at least 4 px across in both directions
             assert vis >= 4 and vis >= 0.5 * own, (s.id, k, o["shape"], vis, own)
+            assert narrow >= 4, (s.id, k, o["shape"], o["size"], narrow)
 
 
 @pytest.mark.parametrize("category", sorted(CATEGORIES))
@@ -272,3 +285,42 @@ def test_principle_negatives_are_near_misses_in_their_pixels(category):
     for j, name in enumerate(("blobs", "nearest-neighbour distance")):
         a, b = np.median(pos[:, j]), np.median(neg[:, j])
         assert abs(a - b) <= 0.12 * a, f"{category}: {name} median {a:.3f} in positives, {b:.3f} in principle negatives"
+
+
+def test_preview_shows_a_positive_and_both_kinds_of_negative_for_every_category():
+    from engine.preview import pick
+    for principle in sorted(PAPER_COUNTS):
+        cats = [c for c, cat in CATEGORIES.items() if cat.principle == principle]
+        kinds = defaultdict(set)
+        for s in pick(f"elvis/{principle}/*", 3 * len(cats)):
+            kinds[s.task.split("/")[2]].add(s.meta["negative"])
+        assert {c: kinds[c] for c in cats} == {c: {None, "attribute", "principle"} for c in cats}
+
+
+def _colour_groups(image) -> int:
+    """Distinct object colours in a rendered panel, read from the pixels (flat interiors)."""
+    im = np.asarray(image).astype(int)
+    flat = (np.abs(np.diff(im, axis=2))[:, 1:-1, :-1].max(0) == 0) & (np.abs(im[:, 1:-1, 1:-1] - 211).max(0) > 40)
+    cols = {tuple(v) for v in im[:, 1:-1, 1:-1][:, flat].T}
+    groups = []
+    for c in sorted(cols):
+        if sum((im[:, 1:-1, 1:-1][:, flat].T == c).all(1)) >= 20 and all(max(abs(a - b) for a, b in zip(c, g)) > 30
+                                                                      for g in groups):
+            groups.append(c)
+    return len(groups)
+
+
+def test_fixed_number_principle_negatives_regroup_the_same_objects_by_colour():
+    # read from pixels: a positive shows G colours, a principle negative one more or one fewer
+    # (not every object a colour of its own)
+    for tid in _spread("fixed_number", 6):
+        task = get_task(tid)
+        G = task.params["groups"]
+        samples = task.samples(0, range(12))
+        ims = render([s.panels[0] for s in samples], 224)
+        for s, im in zip(samples, ims):
+            n = _colour_groups(im)
+            if s.meta["negative"] is None:
+                assert n == G, (s.id, n)
+            elif s.meta["negative"] == "principle":
+                assert abs(n - G) == 1, (s.id, n)

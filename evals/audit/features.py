@@ -11,6 +11,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from engine.scene import parse_color
+
 PIXEL_FEATURES = ("ink", "ink_r", "ink_g", "ink_b", "colours", "edges", "blobs", "blob_area", "blob_area_cv",
                   "blob_spread", "blob_nn")
 SCENE_FEATURES = ("prims", "prim_size", "prim_size_cv", "prim_colours", "prim_kinds", "prim_spread", "prim_nn")
@@ -102,6 +104,37 @@ def blobs(mask: np.ndarray, min_area: int = 4) -> list[tuple[float, float, int, 
             for k in range(1, n + 1) if area[k] >= min_area]
 
 
+def regions(image: np.ndarray, background: np.ndarray, min_area: int = 4) -> tuple[np.ndarray, np.ndarray]:
+    """The ink regions of ``image`` ``[3,H,W]`` uint8 measured by coverage: every pixel of a
+    region (its ink pixels and the fainter edge pixels around them) counts by how much of it
+    the region's colour covers (its difference from the background over the region's
+    largest), so that areas and centres do not depend on an object's contrast. Returns
+    ``(areas [N] in pixels, centres [N,2] (y, x))`` of the regions of at least ``min_area`` ink pixels."""
+    diff = np.abs(image.astype(np.int16) - background.astype(np.int16)[:, None, None]).max(axis=0).astype(np.float64)
+    lab, n = label(diff > INK_THRESHOLD)
+    if n == 0:
+        return np.zeros(0), np.zeros((0, 2))
+    grown = lab.copy()                         # the faint edge ring joins the region beside it
+    for axis in (0, 1):
+        for shift in (-1, 1):
+            nb = np.roll(lab, shift, axis=axis)
+            take = (grown == 0) & (nb > 0) & (diff > 0)
+            grown[take] = nb[take]
+    pixels = np.bincount(lab.ravel(), minlength=n + 1)
+    peak = np.zeros(n + 1)
+    np.maximum.at(peak, lab.ravel(), diff.ravel())
+    peak[0] = 1.0
+    ys, xs = np.nonzero(grown)
+    ids = grown[ys, xs]
+    w = np.minimum(diff[ys, xs] / peak[ids], 1.0)
+    area = np.bincount(ids, w, minlength=n + 1)
+    cy = np.bincount(ids, ys * w, minlength=n + 1)
+    cx = np.bincount(ids, xs * w, minlength=n + 1)
+    keep = np.nonzero((pixels >= min_area) & (area > 0))[0]
+    keep = keep[keep > 0]
+    return area[keep], np.stack([cy[keep] / area[keep], cx[keep] / area[keep]], 1)
+
+
 def _spread_and_nn(points: np.ndarray) -> tuple[float, float]:
     """RMS distance of ``points`` ``[N,2]`` from their mean, and mean nearest-neighbour distance."""
     if len(points) < 2:
@@ -117,8 +150,10 @@ def pixel_features(image) -> np.ndarray:
     lengths are in units of the panel width."""
     im = np.asarray(image)
     W = im.shape[-1]
-    mask = ink_mask(im)
-    ink = float(mask.mean())
+    bg = background_of(im)
+    mask = ink_mask(im, bg)
+    areas, centres = regions(im, bg)
+    ink = float(areas.sum() / mask.size)
     mean = im[:, mask].mean(1) / 255 if mask.any() else np.zeros(3)
     flat = np.ones_like(mask)                    # inside a region of one colour: not an anti-aliased edge
     for axis in (1, 2):
@@ -131,19 +166,20 @@ def pixel_features(image) -> np.ndarray:
     g = im.astype(np.float32).mean(0)
     grad = np.abs(np.diff(g, axis=0))[:, :-1] + np.abs(np.diff(g, axis=1))[:-1, :]
     edges = float((grad > 32).mean())
-    regions = blobs(mask)
-    areas = np.array([a for _, _, a, _ in regions], float) / W ** 2
-    centres = np.array([(y, x) for y, x, _, _ in regions], float).reshape(-1, 2) / W
+    areas, centres = areas / W ** 2, centres / W
     spread, nn = _spread_and_nn(centres)
     area_mean = float(areas.mean()) if len(areas) else 0.0
     cv = float(areas.std() / area_mean) if len(areas) and area_mean > 0 else 0.0
-    return np.array([ink, *mean, colours, edges, len(regions), area_mean, cv, spread, nn], float)
+    return np.array([ink, *mean, colours, edges, len(areas), area_mean, cv, spread, nn], float)
 
 
 def scene_features(scene) -> np.ndarray:
     """:data:`SCENE_FEATURES` of one scene: primitive count, mean size and its spread, distinct
-    colours and kinds, spread of centres and mean nearest-neighbour distance (scene units)."""
-    prims = scene.primitives
+    colours and kinds, spread of centres and mean nearest-neighbour distance (scene units).
+    Primitives painted in the background colour are cut-outs, not things drawn: they add no
+    ink, and what they take away the pixel statistics see, so they are left out here."""
+    hole = parse_color(scene.background)
+    prims = [p for p in scene.primitives if not (p.fill and p.alpha >= 1.0 and p.color == hole)]
     if not prims:
         return np.zeros(len(SCENE_FEATURES))
     size = np.array([(p.scale[0] + p.scale[1]) / 2 for p in prims], float)

@@ -28,8 +28,15 @@ FAMILY = Family("elvis", "ELVIS / Gestalt Vision: 3,388 positive/negative rule t
 _PROPERTIES = {"color", "size", "shape", "count"}
 
 
+_COLOUR_GROUPS = {"fixed_number", "palette"}     # similarity categories whose groups are made by colour
+
+
 @FAMILY.concept
 def _rule_properties(task, kind):
     """An attribute negative changes a relevant property (a colour rule's negative has other
-    colours), so its statistics are the rule's; a principle negative keeps every attribute."""
-    return set() if kind == "principle" else set(task.params["rel"]) & _PROPERTIES
+    colours), so its statistics are the rule's. A principle negative keeps every attribute,
+    except where colour makes the groups: there the colours are what the principle is about
+    (a negative has one colour group more or fewer)."""
+    if kind == "principle":
+        return {"color"} if task.params["category"] in _COLOUR_GROUPS else set()
+    return set(task.params["rel"]) & _PROPERTIES

@@ -4,8 +4,7 @@ Every layout function takes a :class:`Context` and returns a :class:`Layout`. Wh
 ``ctx.principle`` is False the layout is drawn so that the Gestalt relation does not hold,
 with the same attributes. Where done (continuity, large closure outlines, proximity
 clusters) it is a near miss: the positive's objects, count and spacing, with only the
-relation broken, so that statistics blind to the rule cannot tell the two apart. (In
-similarity by colour the colour *is* the grouping cue: there every object gets its own.)
+relation broken, so that statistics blind to the rule cannot tell the two apart.
 """
 from __future__ import annotations
 
@@ -115,13 +114,26 @@ class Context:
         return float(self.rng.uniform(0, 180))
 
 
-def _radii(sizes, base: float) -> np.ndarray:
-    return np.array([base * SIZES[s] for s in sizes])
+# the narrowest side of each shape's drawn box over all rotations, as a share of its bounding
+# disc's diameter (measured from pixels at 224 px); the shape is drawn large enough that this
+# side is at least ``MIN_NARROW``
+NARROW = {"triangle": 0.75, "square": 0.71, "cross": 0.72, "plus": 0.72, "diamond": 0.61, "heart": 0.64,
+          "spade": 0.6, "club": 0.61, "star": 0.7}     # a small star keeps only its core
+MIN_NARROW = 5 / 224
+
+
+def _radii(sizes, base: float, shapes=None) -> np.ndarray:
+    """Bounding-disc radii of objects of the size classes ``sizes`` at ``base``; with
+    ``shapes``, no narrower than lets each shape's narrowest side reach :data:`MIN_NARROW`."""
+    r = np.array([base * SIZES[s] for s in sizes])
+    if shapes is not None:
+        r = np.maximum(r, [MIN_NARROW / (2 * NARROW.get(sh, 1.0)) for sh in shapes])
+    return r
 
 
 def _objects(ctx: Context, groups, base: float, **kw) -> dict:
     a = ctx.attributes(groups, **kw)
-    return dict(shape=a["shape"], color=a["color"], size=a["size"], radius=_radii(a["size"], base))
+    return dict(shape=a["shape"], color=a["color"], size=a["size"], radius=_radii(a["size"], base, a["shape"]))
 
 
 def _flat(sizes) -> list[int]:
@@ -194,7 +206,7 @@ def red_triangle(ctx: Context) -> Layout:
             p = pick(rng, list(f.rel))
             a[p][i] = pick(rng, bad[p])
     _no_stray_match(ctx, a, rule)
-    obj = dict(shape=a["shape"], color=a["color"], size=a["size"], radius=_radii(a["size"], PROX_BASE[f.quantity]))
+    obj = dict(shape=a["shape"], color=a["color"], size=a["size"], radius=_radii(a["size"], PROX_BASE[f.quantity], a["shape"]))
     c, clusters = _grouped(ctx, obj["radius"], groups, f.groups)
     info = {"first_objects": first, "clusters": clusters}
     return Layout(**obj, centers=c, groups=groups, info=info)
@@ -269,19 +281,6 @@ def circle_features(ctx: Context) -> Layout:
 
 # ---------------------------------------------------------------- similarity
 
-def _unique_colours(ctx: Context, n: int, behind=(BACKGROUND,)) -> list[str]:
-    """``n`` different colours (one per object): no two objects look alike."""
-    pool = pool_of("color", behind)
-    out: list[str] = []
-    for v in ctx.rng.permutation(len(pool)):
-        cand = pool[int(v)]
-        if all(np.linalg.norm(np.subtract(named_colours()[cand], named_colours()[o])) >= 50 for o in out):
-            out.append(cand)
-            if len(out) == n:
-                return out
-    raise PlacementError(f"not {n} distinct colours")
-
-
 def _jitter(ctx: Context, colours) -> list:
     """Per-object shades of each group's colour (the similarity cue drawn per object)."""
     out = []
@@ -299,14 +298,17 @@ def fixed_number(ctx: Context) -> Layout:
     f, rng = ctx.f, ctx.rng
     sizes = ctx.group_sizes(f.groups, *FIXED_COUNTS[f.quantity])
     groups = _flat(sizes)
-    obj = _objects(ctx, groups, FIXED_BASE[f.quantity], cue="color")
-    rgb = None
-    if not ctx.principle:
-        obj["color"] = _unique_colours(ctx, len(groups))
-    elif f.mode("color") == "random":
-        rgb = _jitter(ctx, obj["color"])
+    colour_groups, drawn = f.groups, groups
+    if not ctx.principle:                    # the same objects in one colour group more or fewer
+        colour_groups = pick(rng, [k for k in (f.groups - 1, f.groups + 1) if 2 <= k <= len(groups) // 2])
+        drawn = [0] * len(groups)
+        for j, ix in enumerate(np.array_split(rng.permutation(len(groups)), colour_groups)):
+            for i in ix:
+                drawn[i] = j
+    obj = _objects(ctx, drawn, FIXED_BASE[f.quantity], cue="color")
+    rgb = _jitter(ctx, obj["color"]) if f.mode("color") == "random" else None
     c = geo.place(rng, obj["radius"], geo.in_box(0.02, 0.02, 0.98, 0.98), 0.025)
-    return Layout(**obj, centers=c, groups=groups, rgb=rgb)
+    return Layout(**obj, centers=c, groups=groups, rgb=rgb, info={"colour_groups": colour_groups})
 
 
 PACMAN_COUNTS = {"s": (2, 4), "m": (5, 7), "l": (8, 10)}
@@ -366,6 +368,7 @@ def palette(ctx: Context) -> Layout:
 # ---------------------------------------------------------------- closure
 
 FIGURE_RADIUS = {1: 0.3, 2: 0.16, 3: 0.14, 4: 0.115, 5: 0.1}
+SMALLEST_FIGURE = 0.8       # a figure's radius varies from this share of its slot's to all of it
 
 
 SLOTS = {1: [(0.5, 0.5)], 2: [(0.26, 0.26), (0.74, 0.74)], 3: [(0.27, 0.28), (0.73, 0.28), (0.5, 0.73)],
@@ -389,26 +392,47 @@ def _figures(ctx: Context, n: int, extent, gap: float = 0.01) -> np.ndarray:
     raise PlacementError(f"{n} discs of extent up to {ext.max():.3f} do not fit")
 
 
+MISALIGN = (25.0, 40.0)       # degrees a broken figure's inducers turn away from its centre, either way
+BITE = (0.42, 0.68)           # share of a shape's radius the illusory circle cuts away (depth of the cut), per shape
+NOTCH = (0.35, 1.15)          # a broken figure's notch: its radius, in the figure's cut radius, and its depth, in
+                              # the cut's (a smaller disc cuts deeper to take about as much ink)
+
+
+def _turns(ctx: Context, n_figures: int, per_figure: int) -> list[list[float]]:
+    """Degrees each inducer turns away from facing its figure's centre: 0 in a positive; in a
+    principle negative every inducer of a non-empty random subset of figures turns by
+    :data:`MISALIGN` either way, so that edges no longer line up, while each inducer still
+    roughly faces the centre (its ink sits where a positive's does, so that statistics blind
+    to the alignment cannot tell the two apart)."""
+    out = [[0.0] * per_figure for _ in range(n_figures)]
+    if not ctx.principle:
+        for g in sorted(ctx.broken_groups(n_figures)):
+            out[g] = [float(ctx.rng.uniform(*MISALIGN)) * (1 if ctx.rng.random() < 0.5 else -1)
+                      for _ in range(per_figure)]
+    return out
+
+
 def _kanizsa(ctx: Context, sides: int) -> Layout:
     f, rng = ctx.f, ctx.rng
-    R = FIGURE_RADIUS[f.groups]
-    side = 2 * R * math.sin(math.pi / sides)
+    R0 = FIGURE_RADIUS[f.groups]
+    side = 2 * R0 * math.sin(math.pi / sides)
     groups = [g for g in range(f.groups) for _ in range(sides)]
     obj = _objects(ctx, groups, 0.22 * side)
     obj["shape"] = ["pacman"] * len(groups)
-    centres = _figures(ctx, f.groups, R + obj["radius"].max())
+    centres = _figures(ctx, f.groups, R0 + obj["radius"].max())
     mouth = 180.0 - 360.0 / sides          # the polygon's interior angle
+    turns = _turns(ctx, f.groups, sides)
     c, extra, figs = [], [], []
     for g in range(f.groups):
         rot = float(rng.uniform(0, 360))
+        R = R0 * float(rng.uniform(SMALLEST_FIGURE, 1.0))
         corners = geo.outline("triangle" if sides == 3 else "square", centres[g], R, rot, sides)
         figs.append({"center": centres[g].tolist(), "radius": R, "rotation": rot})
-        for p in corners:
-            d = geo.heading(p, centres[g])
-            if not ctx.principle:
-                d = (d + rng.uniform(90, 270)) % 360
+        if any(turns[g]):
+            figs[-1]["turned"] = [round(t, 2) for t in turns[g]]
+        for k, p in enumerate(corners):
             c.append(p)
-            extra.append({"direction": d, "mouth": mouth})
+            extra.append({"direction": (geo.heading(p, centres[g]) + turns[g][k]) % 360, "mouth": mouth})
     return Layout(**obj, centers=np.array(c), groups=groups, extra=extra, info={"figures": figs, "sides": sides})
 
 
@@ -421,33 +445,52 @@ def feature_square(ctx: Context) -> Layout:
 
 
 def feature_circle(ctx: Context) -> Layout:
+    """Four shapes around each figure's centre. In a positive one disc of the background
+    colour, centred on the figure, cuts :data:`BITE` of each shape's radius away: the cuts lie
+    on one circle. In a principle negative each shape of a broken figure is notched instead by
+    its own small disc (:data:`NOTCH`), facing the centre but turned by :data:`MISALIGN`: each
+    shape loses as much ink as a positive's, on its inner side, but the arcs belong to no
+    common circle."""
     f, rng = ctx.f, ctx.rng
-    R = FIGURE_RADIUS[f.groups]
-    base = 0.33 * R
+    R0 = FIGURE_RADIUS[f.groups]
+    base = 0.3 * R0
     groups = [g for g in range(f.groups) for _ in range(4)]
     obj = _objects(ctx, groups, base)
-    centres = _figures(ctx, f.groups, R + obj["radius"].max())
+    reach = R0 - (1 - BITE[1]) * base + (2 - BITE[0]) * obj["radius"].max()   # the farthest a shape's edge gets
+    centres = _figures(ctx, f.groups, reach)
+    turns = _turns(ctx, f.groups, 4)
     c, front, figs = [], [], []
-    cut = R - 0.45 * base
     for g in range(f.groups):
         rot = float(rng.uniform(0, 90))
-        corners = geo.outline("square", centres[g], R, rot, 4)
-        c.extend(corners)
-        figs.append({"center": centres[g].tolist(), "radius": R, "rotation": rot, "cut": cut})
-        if ctx.principle:
-            front.append({"kind": "disc", "center": centres[g].tolist(), "radius": cut, "rgb": list(BACKGROUND)})
-        else:                                # each shape bitten on its outer side: no common circle
-            for k, p in enumerate(corners):
-                r = obj["radius"][g * 4 + k]
-                u = (p - centres[g]) / np.linalg.norm(p - centres[g])
-                front.append({"kind": "disc", "center": (p + u * 0.9 * r).tolist(), "radius": 0.6 * r,
-                              "rgb": list(BACKGROUND)})
+        cut = R0 * float(rng.uniform(SMALLEST_FIGURE, 1.0)) - (1 - BITE[1]) * base
+        r = obj["radius"][g * 4:g * 4 + 4]
+        bite = rng.uniform(*BITE, 4)
+        ang = np.radians(rot + 45.0 + 90.0 * np.arange(4))
+        u = np.stack([np.cos(ang), -np.sin(ang)], 1)
+        pts = centres[g] + u * (cut + (1 - bite) * r)[:, None]    # each shape reaches ``bite`` of its radius into the disc
+        c.extend(pts)
+        figs.append({"center": centres[g].tolist(), "radius": float(cut + (1 - BITE[1]) * base), "rotation": rot,
+                     "cut": float(cut)})
+        if not any(turns[g]):
+            front.append({"kind": "disc", "center": centres[g].tolist(), "radius": float(cut),
+                          "rgb": list(BACKGROUND)})
+            continue
+        figs[-1]["turned"] = [round(t, 2) for t in turns[g]]
+        for k in range(4):
+            towards = geo.rotate(-u[k][None], np.zeros(2), turns[g][k])[0]
+            rho = NOTCH[0] * cut
+            front.append({"kind": "disc", "center": (pts[k] + towards * (rho + (1 - NOTCH[1] * bite[k]) * r[k])).tolist(),
+                          "radius": float(rho), "rgb": list(BACKGROUND), "notch": g * 4 + k})
+    c = np.array(c)
+    for o in front:                          # a notch bites its own shape only
+        d = np.hypot(*(c - np.asarray(o["center"])).T) - obj["radius"] - o["radius"]
+        if "notch" in o and (d < 0.004).sum() > 1:
+            raise PlacementError("a notch reaches a neighbouring shape")
     rotation = [float(rng.uniform(0, 360)) for _ in groups]
-    return Layout(**obj, centers=np.array(c), groups=groups, rotation=rotation, front=front, info={"figures": figs})
+    return Layout(**obj, centers=c, groups=groups, rotation=rotation, front=front, info={"figures": figs})
 
 
 OUTLINE_COUNTS = {"s": 6, "m": 9, "l": 12, "xl": 15}
-SMALLEST_FIGURE = 0.8       # a figure's radius varies from this share of its slot's to all of it
 BIG_RADIUS = {1: 0.36, 2: 0.2, 3: 0.18, 4: 0.165}
 
 
@@ -822,7 +865,7 @@ def _axis_pairs(ctx: Context, with_disc: bool) -> Layout:
     units = list(range(pairs)) + list(range(pairs, pairs + on_axis))
     a = ctx.attributes(units, per_group=("shape", "color", "size"), behind=behind)
     base = PAIR_BASE[f.quantity]
-    r_unit = _radii(a["size"], base)
+    r_unit = _radii(a["size"], base, a["shape"])
     centre = np.array([0.5, 0.5])
     u = np.array([math.cos(math.radians(theta)), -math.sin(math.radians(theta))])
     fixed = []
@@ -845,7 +888,7 @@ def _axis_pairs(ctx: Context, with_disc: bool) -> Layout:
     idx = list(range(pairs)) + list(range(pairs)) + ([pairs] if on_axis else [])
     c = np.concatenate([left, right] + ([np.array([fixed[0][:2]])] if on_axis else []))
     rotation = rot_left + rot_right + ([(theta - 90) % 360] if on_axis else [])
-    groups = [0] * pairs + [1] * pairs + ([2] if on_axis else [])
+    groups = [0] * pairs + [1] * pairs + ([2] if on_axis else [])   # the side (the id's g2); ``pair`` is the mirror pair
     lay = Layout(shape=[a["shape"][i] for i in idx], color=[a["color"][i] for i in idx],
                  size=[a["size"][i] for i in idx], radius=r_unit[idx], centers=c, groups=groups, rotation=rotation,
                  extra=[{"pair": i if i < pairs else None} for i in idx],
@@ -872,7 +915,7 @@ def radial_symmetry(ctx: Context) -> Layout:
     step = 360.0 / G
     phi = ctx.axis(ctx.allowed["axis"][0], alternative=ctx.allowed["axis"][0] + step / 2)
     a = ctx.attributes(list(range(n)), per_group=("shape", "color", "size"))
-    r = _radii(a["size"], ARM_BASE[f.quantity])
+    r = _radii(a["size"], ARM_BASE[f.quantity], a["shape"])
     centre = np.array([0.5, 0.5])
     arm0 = geo.place(rng, r, geo.in_disc(0.5, 0.5, 0.47, 0.04, phi - step / 2, phi + step / 2), 0.012)
     rot0 = [float(rng.uniform(0, 360)) for _ in range(n)]

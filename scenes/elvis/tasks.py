@@ -200,7 +200,7 @@ def sample_elvis(rng: np.random.Generator, index: int, category: str, rel, irr, 
     scene, objects = draw(lay)
     constraints = ["principle"] + list(f.rel)
     if kind == "principle":
-        broken = ("principle",) + (("color",) if f.category == "fixed_number" and "color" in f.rel else ())
+        broken = ("principle",)
     label = kind is None
     count_rule = None
     if "count" in f.rel:
