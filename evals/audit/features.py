@@ -20,7 +20,9 @@ FEATURES = PIXEL_FEATURES + SCENE_FEATURES
 # the statistics that state a property a rule may be about (dropped from the probe for such a rule)
 CONCEPT_FEATURES = {
     "color": ("ink_r", "ink_g", "ink_b", "colours", "prim_colours"),
-    "size": ("ink", "edges", "blob_area", "blob_area_cv", "prim_size", "prim_size_cv"),
+    # objects' sizes also set how closely they pack and how far a packed group spreads
+    "size": ("ink", "edges", "blob_area", "blob_area_cv", "prim_size", "prim_size_cv", "blob_nn", "prim_nn",
+             "blob_spread", "prim_spread"),
     "shape": ("ink", "edges", "blob_area", "blob_area_cv", "prim_size", "prim_size_cv", "prim_kinds"),
     "count": ("ink", "edges", "blobs", "prims", "blob_nn", "prim_nn"),
 }
@@ -154,18 +156,21 @@ def pixel_features(image) -> np.ndarray:
     mask = ink_mask(im, bg)
     areas, centres = regions(im, bg)
     ink = float(areas.sum() / mask.size)
-    mean = im[:, mask].mean(1) / 255 if mask.any() else np.zeros(3)
     flat = np.ones_like(mask)                    # inside a region of one colour: not an anti-aliased edge
     for axis in (1, 2):
         for shift in (-1, 1):
             flat &= (np.roll(im, shift, axis=axis) == im).all(0)
+    # colours from the flat insides only, so that small objects (more edge than inside) do
+    # not shift them; a colour counts from a few pixels on, however large the rest
+    inside = mask & flat if (mask & flat).any() else mask
+    mean = im[:, inside].mean(1) / 255 if inside.any() else np.zeros(3)
     q = (im[:, mask & flat] // 64).astype(np.int32)
     codes = q[0] * 16 + q[1] * 4 + q[2]
     counts = np.bincount(codes, minlength=64)
-    colours = int((counts >= max(1, 0.005 * (mask & flat).sum())).sum())
-    g = im.astype(np.float32).mean(0)
-    grad = np.abs(np.diff(g, axis=0))[:, :-1] + np.abs(np.diff(g, axis=1))[:-1, :]
-    edges = float((grad > 32).mean())
+    colours = int((counts >= max(3, 0.002 * (mask & flat).sum())).sum())
+    # outline length from the ink mask, not from grey gradients: a colour as light as the
+    # background must not count as less outline
+    edges = float(((mask[1:, :-1] != mask[:-1, :-1]) | (mask[:-1, 1:] != mask[:-1, :-1])).mean())
     areas, centres = areas / W ** 2, centres / W
     spread, nn = _spread_and_nn(centres)
     area_mean = float(areas.mean()) if len(areas) else 0.0

@@ -2,9 +2,11 @@
 
 Every layout function takes a :class:`Context` and returns a :class:`Layout`. When
 ``ctx.principle`` is False the layout is drawn so that the Gestalt relation does not hold,
-with the same attributes. Where done (continuity, large closure outlines, proximity
-clusters) it is a near miss: the positive's objects, count and spacing, with only the
-relation broken, so that statistics blind to the rule cannot tell the two apart.
+with the same attributes. It is a near miss: the positive's objects, count and spacing,
+with only the relation broken (a kinked or misaligned curve, a displaced stretch of an
+outline, turned inducers, notches instead of one circle's cut, one cluster or colour group
+more or fewer, a bridged grid), so that statistics blind to the rule cannot tell the two
+apart (``procvis audit`` measures it).
 """
 from __future__ import annotations
 
@@ -148,7 +150,9 @@ def _clusters(ctx: Context, radii, groups, n_groups, gap_in=0.008, gap_out=0.1) 
     idx = [np.nonzero(np.asarray(groups) == g)[0] for g in range(n_groups)]
     cr = np.array([math.sqrt(sum((radii[i] + gap_in) ** 2 for i in ix) / 0.42) for ix in idx])
     cr = np.maximum(cr, radii.max() + 0.01)
-    centres = _figures(ctx, n_groups, cr, gap_out)
+    # clusters anywhere (not at fixed slots), so that how far the objects spread does not
+    # tell how many clusters there are
+    centres = geo.place(rng, cr, geo.in_box(0.01, 0.01, 0.99, 0.99), gap_out)
     out = np.zeros((len(radii), 2))
     for g, ix in enumerate(idx):
         out[ix] = geo.place(rng, radii[ix], geo.in_disc(*centres[g], cr[g]), gap_in)
@@ -238,11 +242,19 @@ def grid(ctx: Context) -> Layout:
     k = GRID_SIDE[f.quantity]
     step = 0.86 / k
     row, col = int(rng.integers(1, k - 1)), int(rng.integers(1, k - 1))
-    cells = [(i, j) for i in range(k) for j in range(k)]
-    if ctx.principle:
-        keep = [(i, j) for i, j in cells if i != row and j != col]
-    else:                                   # the same number of holes, scattered
-        keep = [cells[int(t)] for t in sorted(rng.permutation(len(cells))[:(k - 1) ** 2])]
+    holes = {(row, j) for j in range(k)} | {(i, col) for i in range(k)}
+    if not ctx.principle:                   # a bridge of 1-2 cells fills the empty row or column; as many holes elsewhere
+        along_row = rng.random() < 0.5
+        cross = col if along_row else row
+        side = [t for t in range(k) if (t > cross if rng.random() < 0.5 else t < cross)] or \
+            [t for t in range(k) if t != cross]
+        n = min(len(side), int(rng.integers(1, 3)))
+        start = int(rng.integers(0, len(side) - n + 1))
+        bridge = {((row, t) if along_row else (t, col)) for t in side[start:start + n]}
+        free = [(i, j) for i in range(k) for j in range(k) if (i, j) not in holes]
+        moved = [free[int(t)] for t in rng.permutation(len(free))[:n]]
+        holes = (holes - bridge) | set(moved)
+    keep = [(i, j) for i in range(k) for j in range(k) if (i, j) not in holes]
     groups = [(i > row) * 2 + (j > col) for i, j in keep]
     obj = _objects(ctx, groups, 0.24 * step)
     c = np.array([(0.07 + (j + 0.5) * step, 0.07 + (i + 0.5) * step) for i, j in keep])
@@ -290,7 +302,7 @@ def _jitter(ctx: Context, colours) -> list:
     return out
 
 
-FIXED_COUNTS = {"s": (3, 5), "m": (6, 9)}
+FIXED_COUNTS = {"s": (3, 6), "m": (7, 14)}
 FIXED_BASE = {"s": 0.04, "m": 0.032}
 
 
@@ -337,16 +349,21 @@ def pacman(ctx: Context) -> Layout:
                   info={"directions": dirs})
 
 
-PALETTE_COUNTS = {"s": (3, 5), "m": (6, 9), "l": (10, 14), "xl": (15, 20)}
+PALETTE_COUNTS = {"s": (4, 8), "m": (9, 15), "l": (16, 24), "xl": (25, 36)}
 PALETTE_BASE = {"s": 0.034, "m": 0.028, "l": 0.023, "xl": 0.0195}
 RING = (0.5, 0.5, 0.2, 0.47)
+RING_COVER = 0.15            # the share of the ring's area (about) that objects' footprints may take
+PALETTE_SMALLEST = 0.0145    # base at least: a small object stays 4.5 px wide at 224 px
 
 
 def palette(ctx: Context) -> Layout:
     f, rng = ctx.f, ctx.rng
     sizes = ctx.group_sizes(f.groups, *PALETTE_COUNTS[f.quantity])
     groups = _flat(sizes)
-    obj = _objects(ctx, groups, PALETTE_BASE[f.quantity], per_group=("shape",), cue="color")
+    # many objects are drawn smaller, so that they still fit their sectors
+    room = math.sqrt(RING_COVER * math.pi * (RING[3] ** 2 - RING[2] ** 2) / (len(groups) * math.pi)) - 0.003
+    base = max(PALETTE_SMALLEST, min(PALETTE_BASE[f.quantity], room / 1.05))
+    obj = _objects(ctx, groups, base, per_group=("shape",), cue="color")
     rgb = _jitter(ctx, obj["color"]) if f.mode("color") == "random" else None
     a0 = float(rng.uniform(0, 360))
     width = 360.0 / f.groups
@@ -369,6 +386,8 @@ def palette(ctx: Context) -> Layout:
 
 FIGURE_RADIUS = {1: 0.3, 2: 0.16, 3: 0.14, 4: 0.115, 5: 0.1}
 SMALLEST_FIGURE = 0.8       # a figure's radius varies from this share of its slot's to all of it
+CLOSURE_BASE = 0.12 / (2 * SIZES["large"])   # largest base of the illusory figures: a large inducer is 12% wide,
+                                             # the paper's largest closure object
 
 
 SLOTS = {1: [(0.5, 0.5)], 2: [(0.26, 0.26), (0.74, 0.74)], 3: [(0.27, 0.28), (0.73, 0.28), (0.5, 0.73)],
@@ -393,7 +412,12 @@ def _figures(ctx: Context, n: int, extent, gap: float = 0.01) -> np.ndarray:
 
 
 MISALIGN = (25.0, 40.0)       # degrees a broken figure's inducers turn away from its centre, either way
-BITE = (0.42, 0.68)           # share of a shape's radius the illusory circle cuts away (depth of the cut), per shape
+BITE = (0.42, 0.68)           # share of a shape's extent the illusory circle cuts away (depth of the cut), per shape
+MIN_CUT = 4.5 / 224           # a cut at least this deep (4.5 px at 224 px), however small the shape
+# how far each shape's drawing reaches from its centre, in its radius, at the least over rotations (from
+# pixels): a cut this deep past it takes at least that much of the shape, however it is turned
+REACH = {"triangle": 0.5, "square": 0.71, "pentagon": 0.81, "hexagon": 0.87, "star": 0.81, "cross": 0.72,
+         "plus": 0.69, "diamond": 0.6, "heart": 0.45, "spade": 0.5, "club": 0.6}
 NOTCH = (0.35, 1.15)          # a broken figure's notch: its radius, in the figure's cut radius, and its depth, in
                               # the cut's (a smaller disc cuts deeper to take about as much ink)
 
@@ -414,7 +438,8 @@ def _turns(ctx: Context, n_figures: int, per_figure: int) -> list[list[float]]:
 
 def _kanizsa(ctx: Context, sides: int) -> Layout:
     f, rng = ctx.f, ctx.rng
-    R0 = FIGURE_RADIUS[f.groups]
+    # inducers a fixed share of the side, the largest CLOSURE_LARGEST wide: a figure shrinks to keep the share
+    R0 = min(FIGURE_RADIUS[f.groups], CLOSURE_BASE / (0.22 * 2 * math.sin(math.pi / sides)))
     side = 2 * R0 * math.sin(math.pi / sides)
     groups = [g for g in range(f.groups) for _ in range(sides)]
     obj = _objects(ctx, groups, 0.22 * side)
@@ -446,13 +471,13 @@ def feature_square(ctx: Context) -> Layout:
 
 def feature_circle(ctx: Context) -> Layout:
     """Four shapes around each figure's centre. In a positive one disc of the background
-    colour, centred on the figure, cuts :data:`BITE` of each shape's radius away: the cuts lie
+    colour, centred on the figure, cuts :data:`BITE` of each shape's extent away: the cuts lie
     on one circle. In a principle negative each shape of a broken figure is notched instead by
     its own small disc (:data:`NOTCH`), facing the centre but turned by :data:`MISALIGN`: each
     shape loses as much ink as a positive's, on its inner side, but the arcs belong to no
     common circle."""
     f, rng = ctx.f, ctx.rng
-    R0 = FIGURE_RADIUS[f.groups]
+    R0 = FIGURE_RADIUS[f.groups]          # larger than CLOSURE_BASE allows where few: so that the cut reads
     base = 0.3 * R0
     groups = [g for g in range(f.groups) for _ in range(4)]
     obj = _objects(ctx, groups, base)
@@ -464,10 +489,11 @@ def feature_circle(ctx: Context) -> Layout:
         rot = float(rng.uniform(0, 90))
         cut = R0 * float(rng.uniform(SMALLEST_FIGURE, 1.0)) - (1 - BITE[1]) * base
         r = obj["radius"][g * 4:g * 4 + 4]
-        bite = rng.uniform(*BITE, 4)
+        edge = r * np.array([REACH.get(sh, 1.0) for sh in obj["shape"][g * 4:g * 4 + 4]])
+        depth = np.clip(rng.uniform(*BITE, 4) * edge, MIN_CUT, 0.8 * edge)
         ang = np.radians(rot + 45.0 + 90.0 * np.arange(4))
         u = np.stack([np.cos(ang), -np.sin(ang)], 1)
-        pts = centres[g] + u * (cut + (1 - bite) * r)[:, None]    # each shape reaches ``bite`` of its radius into the disc
+        pts = centres[g] + u * (cut + edge - depth)[:, None]    # each shape reaches ``depth`` into the disc
         c.extend(pts)
         figs.append({"center": centres[g].tolist(), "radius": float(cut + (1 - BITE[1]) * base), "rotation": rot,
                      "cut": float(cut)})
@@ -479,7 +505,7 @@ def feature_circle(ctx: Context) -> Layout:
         for k in range(4):
             towards = geo.rotate(-u[k][None], np.zeros(2), turns[g][k])[0]
             rho = NOTCH[0] * cut
-            front.append({"kind": "disc", "center": (pts[k] + towards * (rho + (1 - NOTCH[1] * bite[k]) * r[k])).tolist(),
+            front.append({"kind": "disc", "center": (pts[k] + towards * (rho + edge[k] - NOTCH[1] * depth[k])).tolist(),
                           "radius": float(rho), "rgb": list(BACKGROUND), "notch": g * 4 + k})
     c = np.array(c)
     for o in front:                          # a notch bites its own shape only
@@ -848,14 +874,16 @@ def overlap_splines(ctx: Context) -> Layout:
 
 # ---------------------------------------------------------------- symmetry
 
-PAIR_COUNTS = {"s": (2, 3), "m": (4, 5), "l": (6, 7), "xl": (8, 10)}
-PAIR_BASE = {"s": 0.05, "m": 0.043, "l": 0.037, "xl": 0.032}
+PAIR_COUNTS = {"s": (1, 3), "m": (3, 4), "l": (5, 6), "xl": (6, 7)}
+PAIR_BASE = {"s": 0.085, "m": 0.06, "l": 0.048, "xl": 0.04}
+MAX_PAIRS = 7                # the paper's symmetry scenes hold 2-7 groups (a mirror pair, or an object on the axis)
 
 
 def _axis_pairs(ctx: Context, with_disc: bool) -> Layout:
     f, rng = ctx.f, ctx.rng
     pairs = int(rng.integers(PAIR_COUNTS[f.quantity][0], PAIR_COUNTS[f.quantity][1] + 1))
-    on_axis = int(rng.random() < 0.5)
+    # one pair gets an object on the axis (at least 3 objects); the axis object is a group of its own
+    on_axis = 1 if pairs == 1 else 0 if pairs == MAX_PAIRS else int(rng.random() < 0.5)
     theta = ctx.axis(ctx.allowed["axis"][0])
     disc = None
     behind = (BACKGROUND,)
