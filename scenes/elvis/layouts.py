@@ -184,6 +184,8 @@ def _grouped(ctx: Context, radii, groups, n_groups) -> tuple[np.ndarray, int]:
     c = _clusters(ctx, radii, member.tolist(), k)
     if geo.mst_margin(c, k) < 1.8:
         raise PlacementError("clusters not separated enough")
+    if geo.mst_margin(c, n_groups) >= 1.5:        # two clusters close enough to read as one: G clusters again
+        raise PlacementError("the regrouped clusters still look like the rule's")
     return c, k
 
 
@@ -412,12 +414,13 @@ def _figures(ctx: Context, n: int, extent, gap: float = 0.01) -> np.ndarray:
 
 
 MISALIGN = (25.0, 40.0)       # degrees a broken figure's inducers turn away from its centre, either way
-BITE = (0.42, 0.68)           # share of a shape's extent the illusory circle cuts away (depth of the cut), per shape
+BITE = (0.4, 0.62)            # share of a shape's extent the illusory circle cuts away (depth of the cut), per shape
 MIN_CUT = 4.5 / 224           # a cut at least this deep (4.5 px at 224 px), however small the shape
-# how far each shape's drawing reaches from its centre, in its radius, at the least over rotations (from
-# pixels): a cut this deep past it takes at least that much of the shape, however it is turned
-REACH = {"triangle": 0.5, "square": 0.71, "pentagon": 0.81, "hexagon": 0.87, "star": 0.81, "cross": 0.72,
-         "plus": 0.69, "diamond": 0.6, "heart": 0.45, "spade": 0.5, "club": 0.6}
+# how far each shape's drawing reaches from its centre, in its radius: halfway between the least and
+# the mean over rotations (from pixels), so that a cut takes a visible part of the shape and never
+# most of it, however it is turned
+REACH = {"triangle": 0.66, "square": 0.8, "pentagon": 0.87, "hexagon": 0.9, "star": 0.87, "cross": 0.74,
+         "plus": 0.72, "diamond": 0.68, "heart": 0.56, "spade": 0.58, "club": 0.64}
 NOTCH = (0.35, 1.15)          # a broken figure's notch: its radius, in the figure's cut radius, and its depth, in
                               # the cut's (a smaller disc cuts deeper to take about as much ink)
 
@@ -490,7 +493,7 @@ def feature_circle(ctx: Context) -> Layout:
         cut = R0 * float(rng.uniform(SMALLEST_FIGURE, 1.0)) - (1 - BITE[1]) * base
         r = obj["radius"][g * 4:g * 4 + 4]
         edge = r * np.array([REACH.get(sh, 1.0) for sh in obj["shape"][g * 4:g * 4 + 4]])
-        depth = np.clip(rng.uniform(*BITE, 4) * edge, MIN_CUT, 0.8 * edge)
+        depth = np.clip(rng.uniform(*BITE, 4) * edge, MIN_CUT, 0.6 * edge)
         ang = np.radians(rot + 45.0 + 90.0 * np.arange(4))
         u = np.stack([np.cos(ang), -np.sin(ang)], 1)
         pts = centres[g] + u * (cut + edge - depth)[:, None]    # each shape reaches ``depth`` into the disc
