@@ -121,8 +121,8 @@ class Family:
 
     def concept(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Decorator: ``fn(task, kind) -> properties`` names what a task's rule is about among
-        ``color``, ``size``, ``shape`` and ``count``, as far as a negative of ``kind`` (``None``:
-        any sample) may change it. The audit's nuisance probe leaves out the statistics of those
+        ``color``, ``size``, ``shape``, ``count`` and ``overlap`` (which overlapping objects merge), as far
+        as a negative of ``kind`` (``None``: any sample) may change it. The audit's nuisance probe leaves out the statistics of those
         properties (a colour rule's negatives differ in colour by design); everything else,
         and every property a kind must keep, stays in."""
         self.concept_fn = fn

@@ -61,6 +61,20 @@ def test_areas_do_not_depend_on_an_objects_contrast():
         assert max(vals) - min(vals) <= 0.002 * max(vals), (name, vals)
 
 
+def test_ink_on_a_backdrop_does_not_depend_on_the_objects_colours():
+    # objects on a dark disc join it into one ink region; how much ink the picture holds must
+    # not change with the objects' colours (that is a colour statistic, not an amount)
+    feats = []
+    for c in [(255, 255, 0), (0, 0, 139), (255, 160, 122), (0, 0, 0)]:
+        s = Scene(background=(211, 211, 211))
+        s.circle((0.5, 0.5), 0.4, color=(47, 79, 79))
+        for k in range(4):
+            s.square((0.3 + 0.13 * k, 0.5), 0.08, color=c)
+        feats.append(dict(zip(PIXEL_FEATURES, pixel_features(render([s], 224)[0]))))
+    vals = [f["ink"] for f in feats]
+    assert max(vals) - min(vals) <= 0.01 * max(vals), vals
+
+
 def test_scene_statistics_leave_out_cut_outs():
     s = Scene(background=(211, 211, 211))
     s.circle((0.5, 0.5), 0.2, color=(30, 30, 220))

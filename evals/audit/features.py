@@ -25,6 +25,9 @@ CONCEPT_FEATURES = {
              "blob_spread", "prim_spread"),
     "shape": ("ink", "edges", "blob_area", "blob_area_cv", "prim_size", "prim_size_cv", "prim_kinds"),
     "count": ("ink", "edges", "blobs", "prims", "blob_nn", "prim_nn"),
+    # where objects overlap by design, their shapes and sizes decide which of them merge into
+    # one blob: the blob statistics then state the shape or size
+    "overlap": ("blobs", "blob_area", "blob_area_cv", "blob_spread", "blob_nn"),
 }
 INK_THRESHOLD = 24          # a pixel is ink when a channel differs from the background by more
 
@@ -109,8 +112,9 @@ def blobs(mask: np.ndarray, min_area: int = 4) -> list[tuple[float, float, int, 
 def regions(image: np.ndarray, background: np.ndarray, min_area: int = 4) -> tuple[np.ndarray, np.ndarray]:
     """The ink regions of ``image`` ``[3,H,W]`` uint8 measured by coverage: every pixel of a
     region (its ink pixels and the fainter edge pixels around them) counts by how much of it
-    the region's colour covers (its difference from the background over the region's
-    largest), so that areas and centres do not depend on an object's contrast. Returns
+    is covered, its difference from the background over the largest difference around it
+    (3x3), so that areas and centres do not depend on an object's contrast, nor on the colour
+    of objects drawn on a backdrop that joins them into one region. Returns
     ``(areas [N] in pixels, centres [N,2] (y, x))`` of the regions of at least ``min_area`` ink pixels."""
     diff = np.abs(image.astype(np.int16) - background.astype(np.int16)[:, None, None]).max(axis=0).astype(np.float64)
     lab, n = label(diff > INK_THRESHOLD)
@@ -123,12 +127,12 @@ def regions(image: np.ndarray, background: np.ndarray, min_area: int = 4) -> tup
             take = (grown == 0) & (nb > 0) & (diff > 0)
             grown[take] = nb[take]
     pixels = np.bincount(lab.ravel(), minlength=n + 1)
-    peak = np.zeros(n + 1)
-    np.maximum.at(peak, lab.ravel(), diff.ravel())
-    peak[0] = 1.0
+    peak = diff.copy()                         # the largest difference in each pixel's 3x3 neighbourhood
+    for axis in (0, 1):
+        peak = np.maximum(peak, np.maximum(np.roll(peak, 1, axis=axis), np.roll(peak, -1, axis=axis)))
     ys, xs = np.nonzero(grown)
     ids = grown[ys, xs]
-    w = np.minimum(diff[ys, xs] / peak[ids], 1.0)
+    w = np.minimum(diff[ys, xs] / np.maximum(peak[ys, xs], 1.0), 1.0)
     area = np.bincount(ids, w, minlength=n + 1)
     cy = np.bincount(ids, ys * w, minlength=n + 1)
     cx = np.bincount(ids, xs * w, minlength=n + 1)
@@ -163,11 +167,16 @@ def pixel_features(image) -> np.ndarray:
     # colours from the flat insides only, so that small objects (more edge than inside) do
     # not shift them; a colour counts from a few pixels on, however large the rest
     inside = mask & flat if (mask & flat).any() else mask
-    mean = im[:, inside].mean(1) / 255 if inside.any() else np.zeros(3)
-    q = (im[:, mask & flat] // 64).astype(np.int32)
+    px = im[:, inside].astype(np.float64)
+    q = (im[:, inside] // 64).astype(np.int32)
     codes = q[0] * 16 + q[1] * 4 + q[2]
     counts = np.bincount(codes, minlength=64)
-    colours = int((counts >= max(3, 0.002 * (mask & flat).sum())).sum())
+    present = counts >= 3                      # a colour counts from 3 flat pixels, however large the rest
+    colours = int(present.sum())
+    # the mean of the colours present, each counted once: how much of each there is (a
+    # backdrop against small objects) is an amount, not a colour
+    sums = np.stack([np.bincount(codes, px[c], minlength=64) for c in range(3)], 1)
+    mean = (sums[present] / counts[present, None]).mean(0) / 255 if present.any() else np.zeros(3)
     # outline length from the ink mask, not from grey gradients: a colour as light as the
     # background must not count as less outline
     edges = float(((mask[1:, :-1] != mask[:-1, :-1]) | (mask[:-1, 1:] != mask[:-1, :-1])).mean())

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import sys
 import time
+from collections import Counter
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from .solvability import audit_protocol
 
 MARGIN = 0.10               # the probe's upper bound may exceed chance by at most this
 SHOTS = (3, 10)             # examples per class a protocol shows (3: the ELVIS default, 10: a generous one)
-PROBE_N = 200              # held-out answers a group's probe needs for its interval to be about +-7 points
+PROBE_N = 200              # held-out answers a group's probe (and each kind's) needs for its interval to be about +-7 points
 MAX_COUNT = 400             # samples per task at most, however small the group
 MAX_CLASSES = 10            # answers with more distinct values are not probed (counts, coordinates, lists)
 BARS = ("probe", "reader", "legibility", "solvability")
@@ -87,11 +88,28 @@ def task_probes(task, samples, X: np.ndarray) -> dict:
     return out
 
 
-def audit_task(task, count: int, seed: int, size: int, legible: int = 2, solve: int = 2) -> dict:
-    """Every per-task measure of ``task`` on samples ``0..count-1`` at ``seed``, rendered at
-    ``size`` px; legibility on the first ``legible`` samples, solvability on ``solve`` per
-    protocol. Returns the task's row (``X``/``y`` kept for the group probes under ``_data``)."""
-    samples = task.samples(seed, range(count))
+def _sample_count(first: list, group_size: int, probe_n: int) -> int:
+    """How many samples a task is audited on, given its ``first`` samples (as many as the
+    audit's count): more in a small group, so that the group's probes test on ``probe_n``
+    answers, the probe of positives against each kind of negative included (a kind drawn
+    rarely needs more samples); a task the probe does not apply to keeps the count."""
+    count = len(first)
+    if not _discrete(first):
+        return count
+    need = -(-2 * probe_n // group_size)
+    kinds = Counter(_kind(s) for s in first)
+    if len(kinds) > 1:
+        smallest = min(min(kinds[None], v) for k, v in kinds.items() if k is not None) / count
+        need = max(need, math.ceil((probe_n / (2 * group_size) + SHOTS[0]) / max(smallest, 1 / count)))
+    return min(MAX_COUNT, max(count, need))
+
+
+def audit_task(task, count: int, seed: int, size: int, legible: int = 2, solve: int = 2, samples=None) -> dict:
+    """Every per-task measure of ``task`` on samples ``0..count-1`` at ``seed`` (``samples``,
+    when the caller drew them already), rendered at ``size`` px; legibility on the first
+    ``legible`` samples, solvability on ``solve`` per protocol. Returns the task's row
+    (``X``/``y`` kept for the group probes under ``_data``)."""
+    samples = samples if samples is not None else task.samples(seed, range(count))
     images = render_samples(samples, size)
     row: dict = {"task": task.id, "family": task.family, "n": count, "answer_type": samples[0].answer_type,
                  "balance": balance([s.record() for s in samples])}
@@ -223,12 +241,9 @@ def audit(pattern: str | list[str], count: int = 24, seed: int = 0, size: int = 
         bar = tqdm(total=len(tasks), unit="task", desc="audit", file=sys.stderr)
     rows = []
     for task in tasks:
-        # a small group draws more per task, so that its probes test on PROBE_N answers; a task
-        # the probe does not apply to (judged on the first samples) keeps ``count``
-        n = min(MAX_COUNT, max(count, -(-2 * probe_n // sizes[group_of(task.id)])))
-        if n > count and not _discrete(task.samples(seed, range(count))):
-            n = count
-        rows.append(audit_task(task, n, seed, size))
+        first = task.samples(seed, range(count))
+        n = _sample_count(first, sizes[group_of(task.id)], probe_n)
+        rows.append(audit_task(task, n, seed, size, samples=first if n == count else None))
         if bar:
             bar.update(1)
     if bar:

@@ -29,6 +29,7 @@ _PROPERTIES = {"color", "size", "shape", "count"}
 
 
 _COLOUR_GROUPS = {"fixed_number", "palette"}     # similarity categories whose groups are made by colour
+_OVERLAPPING = {"overlap_splines"}               # objects overlap by design: shape and size decide what merges
 
 
 @FAMILY.concept
@@ -36,7 +37,14 @@ def _rule_properties(task, kind):
     """An attribute negative changes a relevant property (a colour rule's negative has other
     colours), so its statistics are the rule's. A principle negative keeps every attribute,
     except where colour makes the groups: there the colours are what the principle is about
-    (a negative has one colour group more or fewer)."""
+    (a negative has one colour group more or fewer). Where objects overlap by design, a shape
+    or size rule also states how they merge into blobs."""
+    principle = {"color"} if task.params["category"] in _COLOUR_GROUPS else set()
     if kind == "principle":
-        return {"color"} if task.params["category"] in _COLOUR_GROUPS else set()
-    return set(task.params["rel"]) & _PROPERTIES
+        return principle
+    rel = set(task.params["rel"]) & _PROPERTIES
+    if kind is None:                  # any sample: what either kind of negative may change
+        rel |= principle
+    if task.params["category"] in _OVERLAPPING and rel & {"shape", "size"}:
+        rel.add("overlap")
+    return rel

@@ -149,7 +149,8 @@ def _clusters(ctx: Context, radii, groups, n_groups, gap_in=0.008, gap_out=0.1) 
     rng = ctx.rng
     idx = [np.nonzero(np.asarray(groups) == g)[0] for g in range(n_groups)]
     cr = np.array([math.sqrt(sum((radii[i] + gap_in) ** 2 for i in ix) / 0.42) for ix in idx])
-    cr = np.maximum(cr, radii.max() + 0.01)
+    # room for the largest object anywhere in the disc (a cluster of one included)
+    cr = np.maximum(cr, [2 * radii[ix].max() + 0.004 for ix in idx])
     # clusters anywhere (not at fixed slots), so that how far the objects spread does not
     # tell how many clusters there are
     centres = geo.place(rng, cr, geo.in_box(0.01, 0.01, 0.99, 0.99), gap_out)
@@ -171,7 +172,22 @@ def _grouped(ctx: Context, radii, groups, n_groups) -> tuple[np.ndarray, int]:
     """Centres in ``n_groups`` separated clusters of the given ``groups`` when the principle
     holds; else the same objects regrouped into one cluster more or one fewer (a near miss:
     the clusters look like a positive's, but their number and membership break the rule).
-    Returns the centres and the number of clusters drawn."""
+    Placement is tried a few times with the same objects before giving up, so that which
+    objects a scene holds does not depend on how easily they are placed. Returns the centres
+    and the number of clusters drawn."""
+    for attempt in range(PLACE_TRIES):
+        try:
+            return _grouped_once(ctx, radii, groups, n_groups)
+        except PlacementError:
+            if attempt == PLACE_TRIES - 1:
+                raise
+    raise AssertionError("unreachable")
+
+
+PLACE_TRIES = 6
+
+
+def _grouped_once(ctx: Context, radii, groups, n_groups) -> tuple[np.ndarray, int]:
     if ctx.principle:
         c = _clusters(ctx, radii, groups, n_groups)
         _check_grouping(ctx, c, n_groups)
@@ -266,6 +282,7 @@ def grid(ctx: Context) -> Layout:
 
 CIRCLE_COUNTS = {"s": (2, 3), "m": (4, 5), "l": (6, 7), "xl": (8, 10)}
 CIRCLE_BASE = {"s": 0.032, "m": 0.028, "l": 0.025, "xl": 0.022}
+RING_GROUP = 0.14            # a group on the ring packs into a disc at most this wide (radius)
 
 
 def circle_features(ctx: Context) -> Layout:
@@ -273,21 +290,28 @@ def circle_features(ctx: Context) -> Layout:
     sizes = ctx.group_sizes(f.groups, *CIRCLE_COUNTS[f.quantity])
     groups = _flat(sizes)
     obj = _objects(ctx, groups, CIRCLE_BASE[f.quantity], behind=(BACKGROUND, DISC))
-    clusters = f.groups if ctx.principle else (f.groups + 1 if f.groups < 4 else f.groups - 1)
-    # regroup the same objects into ``clusters`` arcs when the principle is broken
-    if ctx.principle:
-        member = [np.nonzero(np.asarray(groups) == g)[0] for g in range(clusters)]
-    else:
-        member = np.array_split(rng.permutation(len(groups)), clusters)
+    # regroup the same objects into one arc more or fewer when the principle is broken
+    clusters = f.groups if ctx.principle else pick(rng, [k for k in (f.groups - 1, f.groups + 1) if 2 <= k <= 5])
+    def room(ix):        # the disc a group's objects pack into, before the cap
+        return max(math.sqrt(sum((obj["radius"][i] + 0.008) ** 2 for i in ix) / 0.42), obj["radius"][ix].max() + 0.01)
+
+    own = [np.nonzero(np.asarray(groups) == g)[0] for g in range(f.groups)]
+    member = own if ctx.principle else np.array_split(rng.permutation(len(groups)), clusters)
+    # packed as densely as the rule's groups would be (a capped group packs closer), so that
+    # how close the objects sit does not tell how many arcs there are
+    dense = float(np.mean([min(1.0, RING_GROUP / room(ix)) for ix in own]))
     a0 = rng.uniform(0, 360)
     c = np.zeros((len(groups), 2))
     for k, ix in enumerate(member):
         ang = math.radians(a0 + 360.0 * k / clusters)
         cc = (0.5 + 0.27 * math.cos(ang), 0.5 - 0.27 * math.sin(ang))
-        cr = max(math.sqrt(sum((obj["radius"][i] + 0.008) ** 2 for i in ix) / 0.42), obj["radius"][ix].max() + 0.01)
-        c[ix] = geo.place(rng, obj["radius"][ix], geo.in_disc(cc[0], cc[1], min(cr, 0.14)), 0.008)
-    if geo.mst_margin(c, clusters) < 1.8:
+        cr = RING_GROUP if ctx.principle else dense * room(ix)
+        cr = max(min(room(ix), cr, RING_GROUP), 2 * obj["radius"][ix].max() + 0.004)
+        c[ix] = geo.place(rng, obj["radius"][ix], geo.in_disc(cc[0], cc[1], cr), 0.008)
+    if clusters > 1 and geo.mst_margin(c, clusters) < 1.8:
         raise PlacementError("ring groups not separated")
+    if not ctx.principle and geo.mst_margin(c, f.groups) >= 1.5:
+        raise PlacementError("the regrouped arcs still look like the rule's")
     return Layout(**obj, centers=c, groups=groups, behind=[{"kind": "disc", "center": [0.5, 0.5], "radius": 0.46,
                                                             "rgb": list(DISC)}],
                   info={"clusters": clusters})
@@ -519,13 +543,15 @@ def feature_circle(ctx: Context) -> Layout:
     return Layout(**obj, centers=c, groups=groups, rotation=rotation, front=front, info={"figures": figs})
 
 
-OUTLINE_COUNTS = {"s": 6, "m": 9, "l": 12, "xl": 15}
+# objects per outline: a range per quantity, so that how closely the objects sit is not fixed by
+# the figure's size (in a broken outline both change)
+OUTLINE_COUNTS = {"s": (5, 7), "m": (8, 10), "l": (10, 12), "xl": (13, 15)}
 BIG_RADIUS = {1: 0.36, 2: 0.2, 3: 0.18, 4: 0.165}
 
 
 def _big(ctx: Context, kind: str) -> Layout:
     f, rng = ctx.f, ctx.rng
-    n = OUTLINE_COUNTS[f.quantity]
+    n = int(rng.integers(OUTLINE_COUNTS[f.quantity][0], OUTLINE_COUNTS[f.quantity][1] + 1))
     R = BIG_RADIUS[f.groups]
     groups = [g for g in range(f.groups) for _ in range(n)]
     probe = geo.outline(kind, (0, 0), R * (1 + SMALLEST_FIGURE) / 2, 0.0, n)
@@ -542,8 +568,10 @@ def _big(ctx: Context, kind: str) -> Layout:
     c = np.array(c)
     if not ctx.principle:                    # a stretch of some outlines pushed off it: they no longer close
         for g in sorted(ctx.broken_groups(f.groups)):
-            figs[g]["displaced"] = _displace_stretch(rng, c, obj["radius"], g * n, n, np.asarray(figs[g]["center"]),
-                                                     figs[g]["radius"])
+            how = _displace_stretch(rng, c, obj["radius"], g * n, n, np.asarray(figs[g]["center"]), figs[g]["radius"],
+                                    (SMALLEST_FIGURE * R, R))
+            figs[g]["radius"] = how.pop("radius")
+            figs[g]["displaced"] = how
     if not _apart(c, obj["radius"], 0.004):
         raise PlacementError("outline objects touch")
     if (c - obj["radius"][:, None] < 0.005).any() or (c + obj["radius"][:, None] > 0.995).any():
@@ -554,6 +582,7 @@ def _big(ctx: Context, kind: str) -> Layout:
 CANDIDATES = 12              # near misses tried per broken outline or curve; the least conspicuous is kept
 STRETCH = (0.25, 0.4)        # share of an outline's objects a broken outline moves
 DISPLACE = (0.25, 0.4)       # how far they move, in figure radii, out of or into the figure
+SCALES = np.linspace(0.85, 1.15, 13)   # sizes a broken figure may be redrawn at, in its radius
 
 
 def _mean_nn(c: np.ndarray) -> float:
@@ -563,36 +592,51 @@ def _mean_nn(c: np.ndarray) -> float:
     return float(d.min(1).mean())
 
 
+def _spread(c: np.ndarray) -> float:
+    """The RMS distance of centres ``(n, 2)`` from their mean."""
+    return float(np.sqrt(((c - c.mean(0)) ** 2).sum(1).mean()))
+
+
 def _displace_stretch(rng: np.random.Generator, c: np.ndarray, radius: np.ndarray, first: int, n: int,
-                      centre: np.ndarray, R: float) -> dict:
+                      centre: np.ndarray, R: float, sizes: tuple[float, float]) -> dict:
     """Move a contiguous stretch of the outline objects ``c[first:first + n]`` (in place)
-    straight out of or into the figure, so that the outline has two open ends: the
-    stretch keeps its spacing and the object count is unchanged. Of several candidates
-    that keep objects apart and on the canvas, the one that changes the mean
-    nearest-neighbour distance least is kept (the spread moves either way, within what the
-    positives' varied figure sizes give), so that the scene's statistics stay those of a
-    positive. Returns what moved."""
-    target = _mean_nn(c)
+    straight out of or into the figure (which of the two is drawn first, as often each), so
+    that the outline has two open ends: the stretch keeps its spacing and the object count
+    is unchanged. The broken figure may then be drawn at another size within ``sizes`` (the
+    radii positives take). Of several candidates that keep objects apart and on the canvas,
+    the one that changes the mean nearest-neighbour distance and the spread of all centres
+    least (relative to each) is kept, so that the scene's statistics stay those of a
+    positive. Returns what moved and the figure's new radius."""
+    nn0, spread0 = _mean_nn(c), _spread(c)
+    sign = 1 if rng.random() < 0.5 else -1
+    own = slice(first, first + n)
     best = None
-    for _ in range(CANDIDATES):
+    for attempt in range(2 * CANDIDATES):
+        if attempt == CANDIDATES and best is None:      # no room on the drawn side: try the other
+            sign = -sign
         k = max(2, int(round(n * rng.uniform(*STRETCH))))
         start = int(rng.integers(n))
         idx = [first + (start + j) % n for j in range(k)]
         mid = c[idx].mean(0) - centre
         u = mid / max(np.linalg.norm(mid), 1e-9)
-        d = float(rng.uniform(*DISPLACE)) * R * (1 if rng.random() < 0.5 else -1)
-        cand = c.copy()
-        cand[idx] += u * d
-        if not _apart(cand, radius, 0.004) or (cand - radius[:, None] < 0.005).any() \
-                or (cand + radius[:, None] > 0.995).any():
-            continue
-        cost = abs(_mean_nn(cand) - target)
-        if best is None or cost < best[0]:
-            best = (cost, cand, {"objects": [i - first for i in idx], "distance": round(d, 4)})
+        d = float(rng.uniform(*DISPLACE)) * R * sign
+        moved = c.copy()
+        moved[idx] += u * d
+        for scale in SCALES:
+            if not sizes[0] <= scale * R <= sizes[1]:
+                continue
+            cand = moved.copy()
+            cand[own] = centre + scale * (moved[own] - centre)
+            if not _apart(cand, radius, 0.004) or (cand - radius[:, None] < 0.005).any() \
+                    or (cand + radius[:, None] > 0.995).any():
+                continue
+            cost = 2 * abs(_mean_nn(cand) / nn0 - 1) + abs(_spread(cand) / spread0 - 1)
+            if best is None or cost < best[0]:
+                best = (cost, cand, {"objects": [i - first for i in idx], "distance": round(d * scale, 4)}, scale * R)
     if best is None:
         raise PlacementError("no stretch can move off the outline")
     c[:] = best[1]
-    return best[2]
+    return {**best[2], "radius": best[3]}
 
 
 def _apart(c, r, gap) -> bool:
