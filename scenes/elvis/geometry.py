@@ -8,23 +8,35 @@ import numpy as np
 from engine.placement import PlacementError
 
 TRIES = 400
+SMALL = 32                 # candidates in a disc's first draw
 
 
 def place(rng: np.random.Generator, radii, sampler, gap: float, fixed=(), tries: int = TRIES) -> np.ndarray:
     """Centres for discs of ``radii`` ``(K,)``; ``sampler(rng, n, r)`` proposes ``n``
     candidate centres ``(n, 2)`` for a disc of radius ``r``. Discs stay ``gap`` apart from each
     other and from the discs ``fixed`` ``[(x, y, r), ...]``. Larger discs go first; each disc
-    takes the first valid candidate of a small draw, then of a large one. Raises
-    ``PlacementError``."""
+    takes the first valid candidate of a small draw (drawn for all discs of its radius at
+    once), then of a large one. Raises ``PlacementError``."""
     r = np.asarray(radii, dtype=np.float64)
     placed = np.empty((len(fixed) + len(r), 3))
     m = len(fixed)
     if m:
         placed[:m] = np.asarray(fixed, dtype=np.float64).reshape(m, 3)
     out = np.zeros((len(r), 2))
-    for i in np.argsort(-r, kind="stable"):
-        for n in (32, tries):
-            cand = sampler(rng, n, r[i])
+    order = np.argsort(-r, kind="stable")
+    first: dict[float, np.ndarray] = {}          # radius -> the small draws of all its discs, (K_r, SMALL, 2)
+    taken: dict[float, int] = {}
+    for i in order:
+        key = float(r[i])
+        if key not in first:
+            same = int((r == r[i]).sum())
+            first[key] = sampler(rng, SMALL * same, r[i]).reshape(same, SMALL, 2)
+            taken[key] = 0
+        cand = first[key][taken[key]]
+        taken[key] += 1
+        for attempt in range(2):
+            if attempt:
+                cand = sampler(rng, tries, r[i])
             if m and len(cand):
                 d2 = (cand[:, None, 0] - placed[None, :m, 0]) ** 2 + (cand[:, None, 1] - placed[None, :m, 1]) ** 2
                 hits = np.nonzero((d2 >= (r[i] + placed[None, :m, 2] + gap) ** 2).all(1))[0]

@@ -452,14 +452,16 @@ NOTCH = (0.35, 1.15)          # a broken figure's notch: its radius, in the figu
 def _turns(ctx: Context, n_figures: int, per_figure: int) -> list[list[float]]:
     """Degrees each inducer turns away from facing its figure's centre: 0 in a positive; in a
     principle negative every inducer of a non-empty random subset of figures turns by
-    :data:`MISALIGN` either way, so that edges no longer line up, while each inducer still
-    roughly faces the centre (its ink sits where a positive's does, so that statistics blind
-    to the alignment cannot tell the two apart)."""
+    :data:`MISALIGN`, all of a figure's the same way (a pinwheel), so that edges no longer
+    line up, while each inducer still roughly faces the centre: its ink sits where a
+    positive's does and neighbouring inks keep their spacing (turned different ways they
+    would move towards or away from each other), so that statistics blind to the alignment
+    cannot tell the two apart."""
     out = [[0.0] * per_figure for _ in range(n_figures)]
     if not ctx.principle:
         for g in sorted(ctx.broken_groups(n_figures)):
-            out[g] = [float(ctx.rng.uniform(*MISALIGN)) * (1 if ctx.rng.random() < 0.5 else -1)
-                      for _ in range(per_figure)]
+            sign = 1 if ctx.rng.random() < 0.5 else -1
+            out[g] = [float(ctx.rng.uniform(*MISALIGN)) * sign for _ in range(per_figure)]
     return out
 
 
@@ -582,7 +584,7 @@ def _big(ctx: Context, kind: str) -> Layout:
 CANDIDATES = 12              # near misses tried per broken outline or curve; the least conspicuous is kept
 STRETCH = (0.25, 0.4)        # share of an outline's objects a broken outline moves
 DISPLACE = (0.25, 0.4)       # how far they move, in figure radii, out of or into the figure
-SCALES = np.linspace(0.85, 1.15, 13)   # sizes a broken figure may be redrawn at, in its radius
+SCALES = (0.85, 1.15)        # sizes a broken figure may be redrawn at, in its radius
 
 
 def _mean_nn(c: np.ndarray) -> float:
@@ -610,10 +612,13 @@ def _displace_stretch(rng: np.random.Generator, c: np.ndarray, radius: np.ndarra
     nn0, spread0 = _mean_nn(c), _spread(c)
     sign = 1 if rng.random() < 0.5 else -1
     own = slice(first, first + n)
+    lo, hi = max(SCALES[0], sizes[0] / R), min(SCALES[1], sizes[1] / R)
     best = None
     for attempt in range(2 * CANDIDATES):
-        if attempt == CANDIDATES and best is None:      # no room on the drawn side: try the other
-            sign = -sign
+        if attempt == CANDIDATES:
+            if best is not None:
+                break
+            sign = -sign                                 # no room on the drawn side: try the other
         k = max(2, int(round(n * rng.uniform(*STRETCH))))
         start = int(rng.integers(n))
         idx = [first + (start + j) % n for j in range(k)]
@@ -622,9 +627,10 @@ def _displace_stretch(rng: np.random.Generator, c: np.ndarray, radius: np.ndarra
         d = float(rng.uniform(*DISPLACE)) * R * sign
         moved = c.copy()
         moved[idx] += u * d
-        for scale in SCALES:
-            if not sizes[0] <= scale * R <= sizes[1]:
-                continue
+        # redrawn at scale s, a lone figure's distances all scale by s: the sizes that give back
+        # the positive's nearest-neighbour distance or spread (and the drawn size) are the ones to try
+        nn1, spread1 = _mean_nn(moved), _spread(moved)
+        for scale in sorted({float(np.clip(v, lo, hi)) for v in (1.0, nn0 / nn1, spread0 / spread1)}):
             cand = moved.copy()
             cand[own] = centre + scale * (moved[own] - centre)
             if not _apart(cand, radius, 0.004) or (cand - radius[:, None] < 0.005).any() \
