@@ -288,14 +288,15 @@ def test_no_inert_factor(category):
 
 
 NEAR_MISS = ("intersected_splines", "non_intersected_splines", "overlap_splines", "one_split_n", "big_triangle",
-             "big_square", "big_circle", "red_triangle", "fixed_props")
+             "big_square", "big_circle", "red_triangle", "fixed_props", "feature_triangle", "feature_square",
+             "grid")
 
 
 @pytest.mark.parametrize("category", NEAR_MISS)
 def test_principle_negatives_are_near_misses_in_their_pixels(category):
     """Measured from the rendered pixels: a principle negative has as many blobs as the
-    positives and its objects as close together (an evenly spread scatter or a template
-    versus its opposite would differ in both)."""
+    positives, its objects as close together and as spread out (an evenly spread scatter or
+    a template versus its opposite would differ in all three)."""
     from engine.outputs import render_samples
     from evals.audit.features import PIXEL_FEATURES, pixel_features
 
@@ -305,9 +306,9 @@ def test_principle_negatives_are_near_misses_in_their_pixels(category):
         samples = [s for s in get_task(tid).samples(0, range(24)) if s.meta["negative"] in stats]
         for s, ims in zip(samples, render_samples(samples, 224)):
             f = pixel_features(ims[0])
-            stats[s.meta["negative"]].append((f[col["blobs"]], f[col["blob_nn"]]))
+            stats[s.meta["negative"]].append((f[col["blobs"]], f[col["blob_nn"]], f[col["blob_spread"]]))
     pos, neg = np.array(stats[None]), np.array(stats["principle"])
-    for j, name in enumerate(("blobs", "nearest-neighbour distance")):
+    for j, name in enumerate(("blobs", "nearest-neighbour distance", "spread")):
         a, b = np.median(pos[:, j]), np.median(neg[:, j])
         assert abs(a - b) <= 0.12 * a, f"{category}: {name} median {a:.3f} in positives, {b:.3f} in principle negatives"
 
@@ -370,3 +371,25 @@ def test_the_illusory_circle_cuts_every_shape_visibly():
                 own = lab == k
                 lost = int((removed & own).sum())
                 assert lost >= 8 and lost >= 0.05 * own.sum(), (s.id, k, lost, int(own.sum()))
+
+
+@pytest.mark.parametrize("category", sorted(CATEGORIES))
+def test_rule_blind_statistics_do_not_tell_negatives_from_positives(category):
+    """The audit's nuisance probe (3 examples per class, as the protocol shows, on pixel and
+    scene statistics that do not state the rule) on positives against each kind of negative
+    (drawn alone: ``elvis.principle_share`` 1 or 0), pooled over 8 tasks x 48 images (336
+    answers): at most 60% (chance 50%; the slow run's full audit bounds every category)."""
+    from engine.outputs import render_samples
+    from evals.audit.features import sample_features
+    from evals.audit.probe import pool
+    from evals.audit.run import task_probes
+
+    for kind, share in (("principle", "1"), ("attribute", "0")):
+        probes = []
+        for tid in _spread(category, 8):
+            task = get_task(tid, {"elvis.principle_share": share})
+            samples = task.samples(5, range(48))
+            X = np.stack([sample_features(s, ims) for s, ims in zip(samples, render_samples(samples, 224))])
+            probes.append(task_probes(task, samples, X)["kinds"][kind])
+        p = pool(probes)
+        assert p["accuracy"] <= 0.6, f"{category}: positives vs {kind} negatives {p['accuracy']:.2f} over {p['n']}"
