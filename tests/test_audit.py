@@ -12,7 +12,7 @@ from engine.rendering import render
 from engine.scene import Scene
 from evals.audit.features import pixel_features, scene_features, PIXEL_FEATURES
 from evals.audit.legibility import panel_legibility
-from evals.audit.probe import few_shot_split, probe, wilson
+from evals.audit.probe import few_shot_split, pool, probe, wilson
 from evals.audit.solvability import unsolvable_turns, visible
 
 
@@ -211,3 +211,11 @@ def test_other_pictures_that_look_alike_are_not_a_re_ask():
     assert unsolvable_turns(turns) == []          # one picture again, paired with another: another question
     turns[1] = Turn("Describe the difference.", [b], reply="Another description.", history=False)
     assert unsolvable_turns(turns) == [{"turn": 1, "missing": [0]}]   # asked again without one of them
+
+
+def test_pooling_chooses_one_classifier_for_the_pool():
+    # two classifiers that are each right on half the tasks: the better one per task would
+    # look perfect; pooled, each is right half the time
+    results = [{"n": 2, "correct": 2, "accuracy": 1.0, "chance": 0.5,
+                "by": {"centroid": 1.0 if t % 2 else 0.0, "logistic": 0.0 if t % 2 else 1.0}} for t in range(10)]
+    assert pool(results)["accuracy"] == 0.5 and pool(results)["n"] == 20

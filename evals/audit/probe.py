@@ -92,10 +92,17 @@ def few_shot_split(labels: list, shots: int) -> tuple[list[int], list[int]]:
 
 def pool(results: list[dict]) -> dict:
     """Several probe results summed (e.g. the few-shot probes of a category's tasks): pooled
-    accuracy with its interval, and the test-weighted mean chance."""
+    accuracy with its interval, and the test-weighted mean chance. The classifier is chosen
+    once for the pool, the one with the most correct answers over all of them: choosing it
+    per result on a handful of test answers would pick the luckier one each time and
+    overstate what the statistics predict."""
     rs = [r for r in results if r["n"] and not math.isnan(r["accuracy"])]
     n = sum(r["n"] for r in rs)
-    k = sum(r["correct"] for r in rs)
+    names = set.intersection(*(set(r["by"]) for r in rs)) if rs else set()
+    if names:
+        k = max(int(round(sum(r["by"][c] * r["n"] for r in rs))) for c in names)
+    else:
+        k = sum(r["correct"] for r in rs)
     low, high = wilson(k, n)
     chance = sum(r["chance"] * r["n"] for r in rs) / n if n else float("nan")
     return {"n": n, "correct": k, "accuracy": k / n if n else float("nan"), "low": low, "high": high,

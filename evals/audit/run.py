@@ -32,7 +32,9 @@ from .solvability import audit_protocol
 
 MARGIN = 0.10               # the probe's upper bound may exceed chance by at most this
 SHOTS = (3, 10)             # examples per class a protocol shows (3: the ELVIS default, 10: a generous one)
-PROBE_N = 200              # held-out answers a group's probe (and each kind's) needs for its interval to be about +-7 points
+PROBE_N = 200              # held-out answers a group's probe needs for its interval to be about +-7 points
+KIND_N = 3 * PROBE_N       # ... and a probe of positives against one kind of negative: +-4 points, so that a
+                           # probe at chance does not fail the bar by the luck of a few hundred answers
 MAX_COUNT = 400             # samples per task at most, however small the group
 MAX_CLASSES = 10            # answers with more distinct values are not probed (counts, coordinates, lists)
 BARS = ("probe", "reader", "legibility", "solvability")
@@ -91,8 +93,9 @@ def task_probes(task, samples, X: np.ndarray) -> dict:
 def _sample_count(first: list, group_size: int, probe_n: int) -> int:
     """How many samples a task is audited on, given its ``first`` samples (as many as the
     audit's count): more in a small group, so that the group's probes test on ``probe_n``
-    answers, the probe of positives against each kind of negative included (a kind drawn
-    rarely needs more samples); a task the probe does not apply to keeps the count."""
+    answers and its probes of positives against each kind of negative on three times as
+    many (a kind drawn rarely needs more samples); a task the probe does not apply to keeps
+    the count."""
     count = len(first)
     if not _discrete(first):
         return count
@@ -100,7 +103,8 @@ def _sample_count(first: list, group_size: int, probe_n: int) -> int:
     kinds = Counter(_kind(s) for s in first)
     if len(kinds) > 1:
         smallest = min(min(kinds[None], v) for k, v in kinds.items() if k is not None) / count
-        need = max(need, math.ceil((probe_n / (2 * group_size) + SHOTS[0]) / max(smallest, 1 / count)))
+        kind_n = KIND_N * probe_n // PROBE_N
+        need = max(need, math.ceil((kind_n / (2 * group_size) + SHOTS[0]) / max(smallest, 1 / count)))
     return min(MAX_COUNT, max(count, need))
 
 

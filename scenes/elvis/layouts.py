@@ -630,13 +630,17 @@ def _displace_stretch(rng: np.random.Generator, c: np.ndarray, radius: np.ndarra
         # redrawn at scale s, a lone figure's distances all scale by s: the sizes that give back
         # the positive's nearest-neighbour distance or spread (and the drawn size) are the ones to try
         nn1, spread1 = _mean_nn(moved), _spread(moved)
-        for scale in sorted({float(np.clip(v, lo, hi)) for v in (1.0, nn0 / nn1, spread0 / spread1)}):
+        for scale in sorted({float(np.clip(v, lo, hi)) for v in (1.0, nn0 / nn1, spread0 / spread1,
+                                                                math.sqrt(nn0 * spread0 / (nn1 * spread1)))}):
             cand = moved.copy()
             cand[own] = centre + scale * (moved[own] - centre)
             if not _apart(cand, radius, 0.004) or (cand - radius[:, None] < 0.005).any() \
                     or (cand + radius[:, None] > 0.995).any():
                 continue
-            cost = 2 * abs(_mean_nn(cand) / nn0 - 1) + abs(_spread(cand) / spread0 - 1)
+            # their ratio first: in positives nearest-neighbour distance and spread grow together
+            # with the figure, so a changed ratio would tell a broken one whatever its size
+            nn2, spread2 = math.log(_mean_nn(cand) / nn0), math.log(_spread(cand) / spread0)
+            cost = 2 * abs(nn2 - spread2) + abs(nn2) + abs(spread2)
             if best is None or cost < best[0]:
                 best = (cost, cand, {"objects": [i - first for i in idx], "distance": round(d * scale, 4)}, scale * R)
     if best is None:
@@ -764,34 +768,36 @@ def _break_curve(rng: np.random.Generator, curves: list, spacing: float, others:
             continue
         tangent = pts[min(at + 1, n - 1)] - pts[at - 1]
         tangent /= np.linalg.norm(tangent)
-        side = 1 if rng.random() < 0.5 else -1
+        first = 1 if rng.random() < 0.5 else -1
         kind = kinds[int(rng.integers(len(kinds)))]
-        outs = [c.copy() for c in curves]
-        if kind == "kink":
-            angle = float(rng.uniform(*KINK)) * side
-            for o, c in zip(outs, curves):
-                o[at + 1:] = geo.rotate(c[at + 1:], pts[at], angle)
-            how = {"kind": "kink", "at": at, "angle": round(angle, 1)}
-            before, after = pts[at] - pts[at - 1], outs[0][at + 1] - outs[0][at]
-            turn = math.degrees(abs(math.atan2(before[0] * after[1] - before[1] * after[0], before @ after)))
-            if turn < KINK[0]:          # the curve's own bend took back part of the kink
+        size = float(rng.uniform(*(KINK if kind == "kink" else SHIFT)))
+        for side in (first, -first):          # either way: one turns the rest in, the other out
+            outs = [c.copy() for c in curves]
+            if kind == "kink":
+                angle = size * side
+                for o, c in zip(outs, curves):
+                    o[at + 1:] = geo.rotate(c[at + 1:], pts[at], angle)
+                how = {"kind": "kink", "at": at, "angle": round(angle, 1)}
+                before, after = pts[at] - pts[at - 1], outs[0][at + 1] - outs[0][at]
+                turn = math.degrees(abs(math.atan2(before[0] * after[1] - before[1] * after[0], before @ after)))
+                if turn < KINK[0]:          # the curve's own bend took back part of the kink
+                    continue
+            else:
+                shift = size * own
+                for o, c in zip(outs, curves):
+                    o[at + 1:] = c[at + 1:] + np.array([-tangent[1], tangent[0]]) * side * shift
+                how = {"kind": "misaligned", "at": at, "shift": round(shift, 4)}
+            moved = np.concatenate([o[at + 1:] for o in outs])
+            if (moved < 0.04).any() or (moved > 0.96).any():
                 continue
-        else:
-            shift = float(rng.uniform(*SHIFT)) * own
-            for o, c in zip(outs, curves):
-                o[at + 1:] = c[at + 1:] + np.array([-tangent[1], tangent[0]]) * side * shift
-            how = {"kind": "misaligned", "at": at, "shift": round(shift, 4)}
-        moved = np.concatenate([o[at + 1:] for o in outs])
-        if (moved < 0.04).any() or (moved > 0.96).any():
-            continue
-        if len(others):
-            before = _nearest(np.concatenate([c[at + 1:] for c in curves]), others)
-            if _nearest(moved, others) < min(0.9 * spacing, before):     # no nearer the others than before
-                continue
-        now = stats(np.concatenate(outs + [others]))
-        cost = (abs(now[0] - close), abs(now[1] - target))
-        if best is None or cost < best[0]:
-            best = (cost, outs, how)
+            if len(others):
+                before = _nearest(np.concatenate([c[at + 1:] for c in curves]), others)
+                if _nearest(moved, others) < min(0.9 * spacing, before):     # no nearer the others than before
+                    continue
+            now = stats(np.concatenate(outs + [others]))
+            cost = (abs(now[0] - close), abs(now[1] - target))
+            if best is None or cost < best[0]:
+                best = (cost, outs, how)
     if best is None:
         raise PlacementError("no break keeps clear of the other curves")
     return best[1], best[2]
@@ -802,6 +808,7 @@ def _curve(points) -> np.ndarray:
 
 
 LINE_COUNTS = {"s": 4, "m": 6, "l": 7, "xl": 9}
+FAN = (0.6, 0.88)            # the span of one_split_n's branch ends (height share)
 ONE_SPLIT_BASE = {"s": 0.028, "m": 0.024, "l": 0.02, "xl": 0.017}
 
 
@@ -811,7 +818,11 @@ def one_split_n(ctx: Context) -> Layout:
     start = np.array([0.07, rng.uniform(0.35, 0.65)])
     fork = np.array([rng.uniform(0.28, 0.34), rng.uniform(0.42, 0.58)])
     trunk = _curve([start, (start + fork) / 2 + [0, rng.uniform(-0.02, 0.02)], fork])
-    ends = np.linspace(0.06, 0.94, f.groups) + rng.uniform(-0.02, 0.02, f.groups)
+    # branches fan out over a varied span, so that how far the objects spread is not a template's
+    # (and a branch may kink outwards as well as in)
+    span = float(rng.uniform(min(FAN[0] + 0.08 * (f.groups - 2), FAN[1]), FAN[1]))   # more branches need more room
+    mid = float(rng.uniform(0.5 - (FAN[1] - span) / 2, 0.5 + (FAN[1] - span) / 2))
+    ends = np.linspace(mid - span / 2, mid + span / 2, f.groups) + rng.uniform(-0.02, 0.02, f.groups)
     tangent = (fork - trunk[-4]) / np.linalg.norm(fork - trunk[-4])
     curves, heads = [trunk], []
     for e in ends:
@@ -861,12 +872,17 @@ def _normal_at(curve: np.ndarray, t: np.ndarray) -> np.ndarray:
     return np.stack([-tangent[:, 1], tangent[:, 0]], 1)
 
 
+CROSSING_HALF = (0.33, 0.44)  # how far each crossing curve reaches from the centre
+
+
 def intersected_splines(ctx: Context) -> Layout:
     f, rng = ctx.f, ctx.rng
     n = {"m": 8, "l": 11, "xl": 14}[f.quantity]
     a0 = rng.uniform(0, 180)
     centre = np.array([0.5, 0.5])
-    curves = [_through(rng, centre, a0 + 180.0 * k / f.groups, 0.41) for k in range(f.groups)]
+    # curves of varied length, so that how far the objects spread is not a template's
+    curves = [_through(rng, centre, a0 + 180.0 * k / f.groups, float(rng.uniform(*CROSSING_HALF)))
+              for k in range(f.groups)]
     # the curves cross at the centre with no object on it: the objects nearest the crossing
     # sit far enough out that neighbouring curves' objects do not touch (nothing is hidden)
     step = 0.82 / (n - 1)
