@@ -14,15 +14,8 @@ CHEAP_BARS = ("reader", "legibility", "solvability")   # the probe bar needs hun
 
 # (task glob, bar) -> the open issue that fixes it
 KNOWN = {
-    ("elvis/continuity/*", "probe"): "issue 14: probes pooled over all tasks (10-shot, held-out) still beat 60%",
-    ("elvis/closure/*", "probe"): "issue 14: probes pooled over all tasks (10-shot, held-out) still beat 60%",
-    ("elvis/proximity/*", "probe"): "issue 14: probes pooled over all tasks (10-shot, held-out) still beat 60%",
-    ("elvis/similarity/*", "probe"): "issue 14: probes pooled over all tasks (10-shot, held-out) still beat 60%",
-    ("elvis/symmetry/*", "probe"): "issue 14: probes pooled over all tasks (10-shot, held-out) still beat 60%",
-    ("elvis/*", "legibility"): "issue 14: objects hidden under others",
     ("perceptv/*", "reader"): "issue 15: readers fail prompt-compliant replies",
     ("perceptv/*", "legibility"): "issue 15: text under 7 px",
-    ("perceptv_fixed/*", "probe"): "issue 15: yes/no domains unbalanced in their statistics",
     ("kiva*/*", "solvability"): "issue 16: stage-3 re-asks without the transformation",
     ("kiva*/*", "probe"): "issue 16: option statistics separate the answer",
     ("bongard/*", "legibility"): "issue 17: objects hidden under others, 2 px objects in aerial scenes",

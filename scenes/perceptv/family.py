@@ -11,3 +11,18 @@ FAMILY = Family("perceptv", "Percept-V: 30 simple perception domains with proble
 for _domain in ("change_colour", "count_coloured_circles", "counting_circles", "counting_locations",
                 "vanishing_objects", "mirror_image", "water_image"):
     FAMILY.exempt(f"perceptv/{_domain}", "predictable", "the paper's gold answer is the problem size n")
+
+
+# What the answer counts: drawn objects (and, where the prompt names one, a colour). Counting
+# them is the skill these domains test, so the audit's rule-blind probe leaves the object and
+# colour counts out (a probe that counts blobs is not a shortcut around counting).
+_COUNTED = {"change_colour": {"count", "color"}, "circle_boxes": {"count"}, "circle_location": {"count"},
+            "count_coloured_circles": {"count", "color"}, "counting_circles": {"count"},
+            "counting_locations": {"count"}, "counting_shapes": {"count", "shape"}, "graph_counting": {"count"},
+            "match_outline": {"count", "shape"}, "match_shadow": {"count", "shape"},
+            "mirror_image": {"count"}, "vanishing_objects": {"count"}, "water_image": {"count"}}
+
+
+@FAMILY.concept
+def _counted(task, kind):
+    return _COUNTED.get(task.id.rsplit("/", 1)[-1], set())
