@@ -673,12 +673,13 @@ TWIN_OVERLAP = 0.8           # a repeated curve's objects keep this share of the
 
 
 def _along(ctx: Context, curves, n_per, groups_of_curve, margins=None, base=None, twins=None,
-           kinds=("kink", "misaligned"), keep=(), placed=None) -> Layout:
+           kinds=("kink", "misaligned"), keep=(), placed=None, crossing=None) -> Layout:
     """Objects equally spaced along each curve (``placed``: their points, already chosen);
     when the principle is broken, some curves break in one of ``kinds`` (:func:`_break_curve`).
     ``twins`` maps a curve to the one it repeats: the two break together, so that the repeat
     still lies on its original, and their objects may overlap a little (each keeps most of
-    its area in view); no other objects touch. Curves in ``keep`` never break."""
+    its area in view); no other objects touch. Curves in ``keep`` never break, nor does any
+    curve on the free stretch nearest ``crossing`` (where curves cross, a point)."""
     rng = ctx.rng
     pts = placed or [geo.resample(cv, n, (margins or [0.0] * len(curves))[k])
                      for k, (cv, n) in enumerate(zip(curves, n_per))]
@@ -701,7 +702,7 @@ def _along(ctx: Context, curves, n_per, groups_of_curve, margins=None, base=None
             pair = [k] + [t for t, o in twins.items() if o == k]
             others = np.concatenate([p for j, p in enumerate(pts) if j not in pair] or [np.zeros((0, 2))])
             try:
-                moved, how = _break_curve(rng, [pts[j] for j in pair], spacing, others, kinds)
+                moved, how = _break_curve(rng, [pts[j] for j in pair], spacing, others, kinds, crossing)
             except PlacementError:
                 continue
             for j, m in zip(pair, moved):
@@ -737,7 +738,7 @@ def _nearest(a: np.ndarray, b: np.ndarray) -> float:
 
 
 def _break_curve(rng: np.random.Generator, curves: list, spacing: float, others: np.ndarray,
-                 kinds=("kink", "misaligned")) -> tuple[list, dict]:
+                 kinds=("kink", "misaligned"), crossing=None) -> tuple[list, dict]:
     """``curves``: one curve's points ``(n, 2)``, equally spaced along it (and any repeats
     of it, broken alike), with the continuation broken at an interior object: either the
     rest turns by a sharp angle there (a kink) or it moves sideways off the curve (a
@@ -760,6 +761,8 @@ def _break_curve(rng: np.random.Generator, curves: list, spacing: float, others:
     steps = np.hypot(*np.diff(pts, axis=0).T)
     own = float(np.median(steps))                               # this curve's spacing (``spacing``: the smallest)
     gap = set(np.nonzero(steps > 1.3 * own)[0].tolist())        # the free stretch where curves cross: never broken
+    if crossing is not None:                                    # (found by where it is, however short)
+        gap.add(int(np.hypot(*((pts[:-1] + pts[1:]) / 2 - crossing).T).argmin()))
     close, target = stats(np.concatenate(list(curves) + [others]))
     best = None
     for _ in range(CANDIDATES):
@@ -816,7 +819,7 @@ def one_split_n(ctx: Context) -> Layout:
     f, rng = ctx.f, ctx.rng
     n = LINE_COUNTS[f.quantity]
     start = np.array([0.07, rng.uniform(0.35, 0.65)])
-    fork = np.array([rng.uniform(0.28, 0.34), rng.uniform(0.42, 0.58)])
+    fork = np.array([rng.uniform(0.2, 0.26), rng.uniform(0.42, 0.58)])
     trunk = _curve([start, (start + fork) / 2 + [0, rng.uniform(-0.02, 0.02)], fork])
     # branches fan out over a varied span, so that how far the objects spread is not a template's
     # (and a branch may kink outwards as well as in)
@@ -826,7 +829,7 @@ def one_split_n(ctx: Context) -> Layout:
     tangent = (fork - trunk[-4]) / np.linalg.norm(fork - trunk[-4])
     curves, heads = [trunk], []
     for e in ends:
-        end = np.array([rng.uniform(0.7, 0.93), e])     # branches of varied length
+        end = np.array([rng.uniform(0.78, 0.93), e])    # branches of varied length
         toward = (end - fork) / np.linalg.norm(end - fork)
         mid = fork + (0.15 * tangent + 0.85 * toward) * 0.12
         curves.append(_curve([fork, mid, (mid + end) / 2 + [0.03, 0], end]))
@@ -892,7 +895,7 @@ def intersected_splines(ctx: Context) -> Layout:
         placed = [_around(cv, n, geo.arc_of(cv, centre), hole) for cv in curves]
         step = min(p[1] for p in placed)
     return _along(ctx, curves, [n] * f.groups, list(range(f.groups)), base=base,
-                  placed=[geo.at_arc(cv, p[0]) for cv, p in zip(curves, placed)])
+                  placed=[geo.at_arc(cv, p[0]) for cv, p in zip(curves, placed)], crossing=centre)
 
 
 def non_intersected_splines(ctx: Context) -> Layout:
@@ -938,7 +941,7 @@ def overlap_splines(ctx: Context) -> Layout:
     placed.append(geo.at_arc(curves[0], twin) + OFFSET * _normal_at(curves[0], twin))
     curves.append(curves[0] + OFFSET * _normal_at(curves[0], np.array([geo.arc_of(curves[0], centre)])))
     return _along(ctx, curves, [n] * (f.groups + 1), list(range(f.groups + 1)), base=base, twins={f.groups: 0},
-                  placed=placed)
+                  placed=placed, crossing=centre)
 
 
 # ---------------------------------------------------------------- symmetry
