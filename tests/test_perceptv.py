@@ -1,5 +1,7 @@
 """Percept-V: the domain list, prompts and sizes; gold answers re-derived from the pixels
 (connected components, colour masks, cell coverage) wherever counting or colours can."""
+import signal
+
 import numpy as np
 import pytest
 
@@ -51,6 +53,32 @@ def test_sizes_beyond_20_where_allowed_and_a_clear_error_elsewhere():
         make("counting_circles", 0)
     with pytest.raises(ValueError, match="unknown Percept-V domain 'nope'"):
         make("nope", 3)
+
+
+@pytest.mark.parametrize("name", sorted(DOMAINS))
+def test_every_domain_generates_at_its_largest_size(name):
+    # the reference's redraw-until-clear sampling stalls near a full range (sort_circles from
+    # 27, sort_lines from 30); every allowed size must draw, the next one must be refused
+    top = DOMAINS[name].max_size
+
+    def stalled(*_):
+        raise TimeoutError(f"perceptv/{name} at size {top} took over 30 s")
+
+    previous = signal.signal(signal.SIGALRM, stalled)
+    signal.alarm(30)
+    try:
+        for instance in range(2):
+            s = make(name, top, instance=instance)
+            assert s.meta["size"] == top
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    if name in ("sort_circles", "sort_lines"):
+        values = s.meta["radii" if name == "sort_circles" else "lengths"]
+        gap = np.diff(np.sort(values)).min()
+        assert len(values) == top and gap >= (0.05 if name == "sort_circles" else 18) - 1e-4, gap
+    with pytest.raises(ValueError, match=f"size={top + 1} is out of range for perceptv/{name}: 1\\.\\.{top}"):
+        make(name, top + 1)
 
 
 @pytest.mark.parametrize("reply, value", [

@@ -92,15 +92,23 @@ def match_shadow(rng, n, instance):
     return _matching(rng, n, "shadow")
 
 
+def _spaced(rng, n: int, lo: float, hi: float, gap: float, integer: bool = False) -> np.ndarray:
+    """``n`` values in ``[lo, hi]`` pairwise at least ``gap`` apart, in random order, drawn
+    about uniformly over all such sets (``integer``: whole numbers) in one pass: sorted draws from
+    the range shortened by the ``n - 1`` gaps, each then moved up by the gaps below it.
+    Redrawing a value until it keeps clear of the earlier ones, as the reference does, stalls
+    once the range is nearly full (sort_circles from n = 27)."""
+    room = hi - lo - (n - 1) * gap
+    if room < 0:
+        raise ValueError(f"{n} values {gap} apart do not fit in [{lo}, {hi}]")
+    u = np.sort(rng.integers(0, int(room) + 1, n) if integer else rng.uniform(0, room, n))
+    return rng.permutation(lo + u + gap * np.arange(n))
+
+
 @domain("sort_circles", "list", "D,M", 30, Form("list", sep=" "))
 def sort_circles(rng, n, instance):
     """n labelled black circles in a row; the labels from the smallest to the largest."""
-    radii = []
-    while len(radii) < n:
-        r = rng.uniform(0.3, 2.0)
-        if all(abs(r - q) >= 0.05 for q in radii):
-            radii.append(r)
-    radii = np.array(radii)
+    radii = _spaced(rng, n, 0.3, 2.0, 0.05)
     xs = np.cumsum(np.concatenate([[0.0], radii[:-1]]) + radii + 0.5)
     width = xs[-1] + radii[-1] + 0.5
     scale = min(0.96 / width, 0.45 / radii.max() / 2)
@@ -115,11 +123,8 @@ def sort_circles(rng, n, instance):
 @domain("sort_lines", "list", "D,M", 40, Form("list", sep=" "))
 def sort_lines(rng, n, instance):
     """n labelled vertical lines on a common baseline; the labels from shortest to longest."""
-    lengths = []
-    while len(lengths) < n:
-        v = int(rng.integers(250, 961))
-        if all(abs(v - q) >= 20 for q in lengths):
-            lengths.append(v)
+    # pairwise 20 px apart as the reference draws them, closer where n lines do not fit so (n > 36)
+    lengths = [int(v) for v in _spaced(rng, n, 250, 960, min(20, (960 - 250) // max(n - 1, 1)), integer=True)]
     s = Scene(background=WHITE)
     step = 1.0 / (n + 1)
     for i, v in enumerate(lengths):
