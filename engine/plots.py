@@ -1,6 +1,7 @@
 """Result plots drawn by the engine itself (no plotting library): bars, markers, labels."""
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 from .preview import printable, save_png
@@ -64,22 +65,34 @@ PALETTE = [(60, 110, 200), (220, 120, 30), (40, 160, 80), (200, 40, 40), (140, 8
            (0, 170, 170), (150, 110, 60)]
 
 
+def whole_ticks(lo: float, hi: float, most: int = 6) -> list[int]:
+    """At most ``most`` whole numbers from ``lo`` to ``hi``, evenly stepped, starting at the first."""
+    first, last = int(math.ceil(lo)), int(math.floor(hi))
+    step = max(1, math.ceil((last - first) / (most - 1)))
+    return list(range(first, last + 1, step))
+
+
 def curve_plot(curves: dict, path: str | Path, title: str = "", xlabel: str = "", ylabel: str = "",
                xlabels: tuple | None = None) -> Path:
     """Line plot of ``curves`` (name -> ``[(x, y), ...]``, both in 0..1) with a legend;
-    ``xlabels = (lo, hi)`` labels the x axis in those units instead of 0..1. Writes a PNG."""
+    ``xlabels = (lo, hi)`` labels the x axis in those units instead of 0..1, at whole numbers
+    (a problem size has no 4.75). Writes a PNG."""
     W, H = 820, 480
     left, right, top, bottom = 70, 230, 50, 60
     s, u = _canvas(W, title, 16, 80)
     pw, ph = W - left - right, H - top - bottom
     X = lambda x: (left + pw * x) * u  # noqa: E731
     Y = lambda y: (top + ph * (1 - y)) * u  # noqa: E731
+    if xlabels is None:
+        xticks = [(k / 4, f"{k / 4:.2f}") for k in range(5)]
+    else:
+        xticks = [((v - xlabels[0]) / (xlabels[1] - xlabels[0]), str(v)) for v in whole_ticks(*xlabels)]
+    for v, tick in xticks:
+        s.line((X(v), Y(0)), (X(v), Y(1)), width=1 * u, color=(225, 225, 225))
+        s.text(tick, (X(v), (top + ph + 16) * u), height=12 * u, color=(90, 90, 90))
     for k in range(0, 5):
         v = k / 4
         s.line((X(0), Y(v)), (X(1), Y(v)), width=1 * u, color=(225, 225, 225))
-        s.line((X(v), Y(0)), (X(v), Y(1)), width=1 * u, color=(225, 225, 225))
-        tick = f"{v:.2f}" if xlabels is None else f"{xlabels[0] + v * (xlabels[1] - xlabels[0]):g}"
-        s.text(tick, (X(v), (top + ph + 16) * u), height=12 * u, color=(90, 90, 90))
         s.text(f"{100 * v:.0f}%", ((left - 8) * u, Y(v)), height=12 * u, anchor="right", color=(90, 90, 90))
     s.text(printable(xlabel), (X(0.5), (H - 18) * u), height=13 * u, color=(40, 40, 40))
     s.text(printable(ylabel), (14 * u, Y(1.04)), height=13 * u, anchor="left", color=(40, 40, 40))

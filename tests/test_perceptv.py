@@ -1,5 +1,6 @@
 """Percept-V: the domain list, prompts and sizes; gold answers re-derived from the pixels
 (connected components, colour masks, cell coverage) wherever counting or colours can."""
+import math
 import signal
 
 import numpy as np
@@ -248,3 +249,31 @@ def test_fixed_variants_remove_the_reference_shortcuts():
         _check("circle_right_triangle", s)
     with pytest.raises(ValueError, match="no fixed variant; domains with one: circle_right_triangle"):
         make("counting_circles", 3, fixed=True)
+
+
+def _ring_crossings(img, size) -> int:
+    """Edges entering the nodes, read from pixels: line-coloured runs on a circle just outside
+    each node (found as a blue component)."""
+    nodes = [c for c in components(colour_mask(img, (173, 216, 230))) if len(c) > 20]
+    grey = np.abs(img.astype(int) - 128).max(0) < 60                 # the line, anti-aliased edges included
+    total = 0
+    for pix in nodes:
+        cy, cx = pix.mean(0)
+        r = math.sqrt(len(pix) / math.pi) + 3
+        ang = np.linspace(0, 2 * math.pi, 720, endpoint=False)
+        ys = np.clip(np.round(cy + r * np.sin(ang)).astype(int), 0, size - 1)
+        xs = np.clip(np.round(cx + r * np.cos(ang)).astype(int), 0, size - 1)
+        on = grey[ys, xs]
+        total += int((on & ~np.roll(on, 1)).sum())
+    return total
+
+
+@pytest.mark.parametrize("n", [4, 8, 12, 16, 20, 25])
+def test_graph_edges_never_pass_under_a_node(n):
+    # from pixels: every edge enters the rings around its two nodes once; an edge passing
+    # under a third node would enter that one's ring twice more (and read as two edges)
+    for inst in range(4):
+        s = make("graph_counting", n, instance=inst)
+        img = render([s.panels[0]], 512)[0].numpy()
+        m = int(s.answer.split()[1])
+        assert _ring_crossings(img, 512) == 2 * m, (n, inst)

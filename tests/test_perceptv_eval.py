@@ -82,3 +82,11 @@ def test_gold_after_reasoning_text_is_still_read(noise, name):
 
 def test_every_domain_registered_under_its_name():
     assert sorted(t.split("/", 1)[1] for t in list_tasks("perceptv/*")) == sorted(DOMAINS)
+
+
+def test_the_size_axis_is_labelled_at_whole_sizes():
+    from engine.plots import whole_ticks
+    assert whole_ticks(1, 20) == [1, 5, 9, 13, 17]
+    assert whole_ticks(1, 4) == [1, 2, 3, 4]
+    assert whole_ticks(3, 4) == [3, 4]
+    assert all(isinstance(v, int) for v in whole_ticks(1.0, 45.0))

@@ -171,9 +171,16 @@ def graph_counting(rng, n, instance):
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
     m = 0 if n == 1 else int(rng.integers(n - 1, min(len(pairs), n + 5) + 1))
     edges = [pairs[int(k)] for k in rng.choice(len(pairs), m, replace=False)] if m else []
-    pos = _spring(rng, n, edges)
     r = 0.05 if n <= 10 else 0.035
-    pos = place(rng, np.full(n, r), (0.02, 0.02, 0.98, 0.98), 0.03) if _crowded(pos, r) else pos
+    # the same graph laid out again until no edge passes under a node it does not join (an edge
+    # drawn under a node reads as two edges); only then is another graph drawn
+    for _ in range(LAYOUTS):
+        pos = _spring(rng, n, edges)
+        pos = place(rng, np.full(n, r), (0.02, 0.02, 0.98, 0.98), 0.03) if _crowded(pos, r) else pos
+        if not _passes_under(pos, edges, r + 0.008):
+            break
+    else:
+        raise PlacementError("every layout runs an edge under a node")
     s = Scene(background=WHITE)
     for i, j in edges:
         s.line(tuple(pos[i]), tuple(pos[j]), width=0.004, color=(128, 128, 128))
@@ -196,6 +203,24 @@ def _spring(rng, n, edges, steps=120) -> np.ndarray:
         p = np.clip(p + force * (1 - t / steps) * 0.5, 0.0, 1.0)
     lo, hi = p.min(0), p.max(0)
     return 0.08 + (p - lo) / np.maximum(hi - lo, 1e-6) * 0.84
+
+
+LAYOUTS = 30                 # layouts tried per graph
+
+
+def _passes_under(pos: np.ndarray, edges, clear: float) -> bool:
+    """Whether an edge (a segment between two of ``pos`` ``(n, 2)``) comes within ``clear`` of
+    the centre of a node it does not join."""
+    if not edges:
+        return False
+    e = np.asarray(edges)
+    a, b = pos[e[:, 0]], pos[e[:, 1]]                            # (m, 2)
+    ab = b - a
+    t = np.clip(((pos[None] - a[:, None]) * ab[:, None]).sum(-1) / (ab * ab).sum(-1)[:, None], 0, 1)   # (m, n)
+    d = np.hypot(*(pos[None] - (a[:, None] + t[..., None] * ab[:, None])).transpose(2, 0, 1))
+    d[np.arange(len(e)), e[:, 0]] = np.inf
+    d[np.arange(len(e)), e[:, 1]] = np.inf
+    return bool((d < clear).any())
 
 
 def _crowded(pos, r) -> bool:

@@ -161,10 +161,13 @@ PROMPTS = {
         "- These are two images containing shapes such as circles, triangles and squares - The images are identical "
         "except for the fact that the second image has a few objects missing - Count the number of missing objects in "
         "the second image - The output must be given in a single line in the form of COUNT:x"),
+    # the appendix breaks this prompt across a page after "Determine the number of objects that"; its
+    # continuation, printed a page later, is "are mirrored along the horizontal line in the second image"
     "water_image": (
         "- These are two images containing different shapes in different colours - The image consists of a "
         "horizontal blue line at the centre. - Some objects of the first image are mirrored along the given "
         "horizontal line in the second image. - Other objects in the second image maintain the same positions as in "
-        "the first image. - Determine the number of objects that are mirrored in the second image. - The output must "
-        "be given in a single line in the form of COUNT: x, where x is the number of being mirrored"),
+        "the first image. - Determine the number of objects that are mirrored along the horizontal line in the "
+        "second image. - The output must be given in a single line in the form of COUNT: x, where x is the number "
+        "of being mirrored"),
 }
