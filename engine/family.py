@@ -121,10 +121,11 @@ class Family:
 
     def concept(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Decorator: ``fn(task, kind) -> properties`` names what a task's rule is about among
-        ``color``, ``size``, ``shape``, ``count`` and ``overlap`` (which overlapping objects merge), as far
-        as a negative of ``kind`` (``None``: any sample) may change it. The audit's nuisance probe leaves out the statistics of those
-        properties (a colour rule's negatives differ in colour by design); everything else,
-        and every property a kind must keep, stays in."""
+        ``color``, ``size``, ``shape``, ``count`` and ``overlap`` (which overlapping objects
+        merge), as far as a negative of ``kind`` (``None``: any sample) may change it. The
+        audit's nuisance probe leaves out the statistics of those properties (a colour rule's
+        negatives differ in colour by design); everything else, and every property a kind must
+        keep, stays in."""
         self.concept_fn = fn
         return fn
 

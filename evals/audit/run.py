@@ -247,7 +247,7 @@ def audit(pattern: str | list[str], count: int = 24, seed: int = 0, size: int = 
     for task in tasks:
         first = task.samples(seed, range(count))
         n = _sample_count(first, sizes[group_of(task.id)], probe_n)
-        rows.append(audit_task(task, n, seed, size, samples=first if n == count else None))
+        rows.append(audit_task(task, n, seed, size, samples=first + task.samples(seed, range(count, n))))
         if bar:
             bar.update(1)
     if bar:

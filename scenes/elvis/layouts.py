@@ -144,13 +144,22 @@ def _flat(sizes) -> list[int]:
 
 # ---------------------------------------------------------------- proximity
 
+def _packed(radii, gap: float = 0.008) -> float:
+    """The radius of the disc that ``radii`` (with ``gap`` around each) fill at a cluster's density."""
+    return math.sqrt(sum((r + gap) ** 2 for r in radii) / 0.42)
+
+
+def _room(radii) -> float:
+    """The smallest disc radius a placement in it can hold the largest of ``radii`` anywhere
+    (:func:`geometry.in_disc` keeps centres a radius from the middle)."""
+    return 2 * max(radii) + 0.004
+
+
 def _clusters(ctx: Context, radii, groups, n_groups, gap_in=0.008, gap_out=0.1) -> np.ndarray:
     """Objects packed into ``n_groups`` compact, well separated clusters."""
     rng = ctx.rng
     idx = [np.nonzero(np.asarray(groups) == g)[0] for g in range(n_groups)]
-    cr = np.array([math.sqrt(sum((radii[i] + gap_in) ** 2 for i in ix) / 0.42) for ix in idx])
-    # room for the largest object anywhere in the disc (a cluster of one included)
-    cr = np.maximum(cr, [2 * radii[ix].max() + 0.004 for ix in idx])
+    cr = np.array([max(_packed(radii[ix], gap_in), _room(radii[ix])) for ix in idx])   # a cluster of one included
     # clusters anywhere (not at fixed slots), so that how far the objects spread does not
     # tell how many clusters there are
     centres = geo.place(rng, cr, geo.in_box(0.01, 0.01, 0.99, 0.99), gap_out)
@@ -168,6 +177,9 @@ def _check_grouping(ctx: Context, centers, n_groups) -> None:
         raise PlacementError("spread objects still look grouped")
 
 
+PLACE_TRIES = 6              # placements tried with the same objects before new ones are drawn
+
+
 def _grouped(ctx: Context, radii, groups, n_groups) -> tuple[np.ndarray, int]:
     """Centres in ``n_groups`` separated clusters of the given ``groups`` when the principle
     holds; else the same objects regrouped into one cluster more or one fewer (a near miss:
@@ -175,16 +187,12 @@ def _grouped(ctx: Context, radii, groups, n_groups) -> tuple[np.ndarray, int]:
     Placement is tried a few times with the same objects before giving up, so that which
     objects a scene holds does not depend on how easily they are placed. Returns the centres
     and the number of clusters drawn."""
-    for attempt in range(PLACE_TRIES):
+    for _ in range(PLACE_TRIES - 1):
         try:
             return _grouped_once(ctx, radii, groups, n_groups)
         except PlacementError:
-            if attempt == PLACE_TRIES - 1:
-                raise
-    raise AssertionError("unreachable")
-
-
-PLACE_TRIES = 6
+            pass
+    return _grouped_once(ctx, radii, groups, n_groups)
 
 
 def _grouped_once(ctx: Context, radii, groups, n_groups) -> tuple[np.ndarray, int]:
@@ -292,22 +300,19 @@ def circle_features(ctx: Context) -> Layout:
     obj = _objects(ctx, groups, CIRCLE_BASE[f.quantity], behind=(BACKGROUND, DISC))
     # regroup the same objects into one arc more or fewer when the principle is broken
     clusters = f.groups if ctx.principle else pick(rng, [k for k in (f.groups - 1, f.groups + 1) if 2 <= k <= 5])
-    def room(ix):        # the disc a group's objects pack into, before the cap
-        return max(math.sqrt(sum((obj["radius"][i] + 0.008) ** 2 for i in ix) / 0.42), obj["radius"][ix].max() + 0.01)
-
+    r = obj["radius"]
     own = [np.nonzero(np.asarray(groups) == g)[0] for g in range(f.groups)]
     member = own if ctx.principle else np.array_split(rng.permutation(len(groups)), clusters)
     # packed as densely as the rule's groups would be (a capped group packs closer), so that
     # how close the objects sit does not tell how many arcs there are
-    dense = float(np.mean([min(1.0, RING_GROUP / room(ix)) for ix in own]))
+    dense = 1.0 if ctx.principle else float(np.mean([min(1.0, RING_GROUP / _packed(r[ix])) for ix in own]))
     a0 = rng.uniform(0, 360)
     c = np.zeros((len(groups), 2))
     for k, ix in enumerate(member):
         ang = math.radians(a0 + 360.0 * k / clusters)
         cc = (0.5 + 0.27 * math.cos(ang), 0.5 - 0.27 * math.sin(ang))
-        cr = RING_GROUP if ctx.principle else dense * room(ix)
-        cr = max(min(room(ix), cr, RING_GROUP), 2 * obj["radius"][ix].max() + 0.004)
-        c[ix] = geo.place(rng, obj["radius"][ix], geo.in_disc(cc[0], cc[1], cr), 0.008)
+        cr = max(min(dense * _packed(r[ix]), RING_GROUP), _room(r[ix]))
+        c[ix] = geo.place(rng, r[ix], geo.in_disc(cc[0], cc[1], cr), 0.008)
     if clusters > 1 and geo.mst_margin(c, clusters) < 1.8:
         raise PlacementError("ring groups not separated")
     if not ctx.principle and geo.mst_margin(c, f.groups) >= 1.5:
@@ -756,7 +761,7 @@ def _break_curve(rng: np.random.Generator, curves: list, spacing: float, others:
     def stats(c):     # (objects close enough to overlap, spread of centres)
         d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1])
         close = int((d[np.triu_indices(len(c), 1)] < 0.6 * spacing).sum())
-        return close, float(np.sqrt(((c - c.mean(0)) ** 2).sum(1).mean()))
+        return close, _spread(c)
 
     steps = np.hypot(*np.diff(pts, axis=0).T)
     own = float(np.median(steps))                               # this curve's spacing (``spacing``: the smallest)
