@@ -16,8 +16,12 @@ Lenient rules (applied only when the strict form fails):
   punctuation; two different option words present is a format error;
 * three-line "Judgment / Error Position / Error Type" answers: the three fields found
   anywhere in the reply, ignoring case and extra spaces;
-* ``single``: the first line, trimmed of surrounding punctuation, compared ignoring case;
-* ``list`` / ``set``: the first ``[...]`` in the reply, items trimmed.
+* ``single``: the explicit final answer: the value after the last ``Answer:`` /
+  ``Final answer:`` / ``The answer is`` / ``\\boxed{}`` (to the end of its line), else the
+  last non-empty line; markdown emphasis and code marks are ignored, surrounding
+  punctuation trimmed, case ignored;
+* ``list`` / ``set``: the last ``[...]`` in the reply, items trimmed; a reply offering
+  alternatives (``[a, b] or [b, a]?``) is a format error.
 """
 from __future__ import annotations
 
@@ -49,6 +53,34 @@ Reader = Callable[[str, "Sample"], Parsed]
 """``reader(reply, sample) -> Parsed``: how a task's replies are read."""
 
 _TRIM = " \t\r\n.,;:!?\"'`*()[]{}<>"
+MARKER = r"(?:the\s+)?(?:final\s+)?answer\s+is\s*:?|(?:final\s+)?answer\s*[:=]"
+"""An explicit final-answer marker (``Answer:``, ``Final answer:``, ``The answer is``), lower case."""
+
+
+def clean(text: str) -> str:
+    """``text`` lower-cased, without markdown emphasis, code marks, double quotes,
+    ``\\boxed{}``/``\\text{}`` wrappers, and quote, heading and bullet marks at line starts."""
+    t = text.lower()
+    t = re.sub(r"\\(?:boxed|text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", t)
+    t = re.sub(r"\*+|__+|`+|\$+|\"", "", t)
+    return re.sub(r"(?m)^[ \t]*(?:#+|>|[-•*])[ \t]+", "", t)
+
+
+def final_answer(text: str) -> str:
+    """The text a reply gives as its final answer, as written (case kept): what follows the
+    last final-answer marker on its line (the next line when that is empty), else the last
+    non-empty line; markdown marks removed, surrounding punctuation trimmed ("" for none)."""
+    t = re.sub(r"\\(?:boxed|text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", text)
+    t = re.sub(r"\*+|__+|`+", "", t)
+    hits = list(re.finditer(MARKER, t, flags=re.I))
+    if hits:
+        rest = t[hits[-1].end():].lstrip(" \t")
+        lines = rest.splitlines()
+        body = lines[0] if lines and lines[0].strip(_TRIM) else next((ln for ln in lines[1:2]), "")
+        if body.strip(_TRIM):
+            return body.strip(_TRIM)
+    lines = [ln for ln in t.splitlines() if ln.strip(_TRIM)]
+    return lines[-1].strip(_TRIM) if lines else ""
 
 
 def _letters(options) -> bool:
@@ -97,16 +129,19 @@ def parse_reply(reply: str, answer_type: str, options: list[str] | None = None) 
     if answer_type == "single":
         if not stripped:
             return Parsed(None, False)
-        first = stripped.splitlines()[0].strip(_TRIM)
-        return Parsed(first or None, first == stripped)
+        answer = final_answer(stripped)
+        return Parsed(answer or None, answer == stripped)
     if answer_type in ("list", "set"):
         try:
             return Parsed(format_answer(parse_answer(stripped, answer_type), answer_type), True)
         except ValueError:
             pass
-        m = re.search(r"\[([^\[\]]*)\]", text)
-        if not m:
+        hits = list(re.finditer(r"\[([^\[\]]*)\]", text))
+        if not hits:
             return Parsed(None, False)
+        m = hits[-1]
+        if re.match(r"\s*(?:\?|or\b)", text[m.end():]) or (len(hits) > 1 and re.search(r"\bor\s*$", text[:m.start()])):
+            return Parsed(None, False)              # alternatives, not an answer
         items = [i.strip(_TRIM) for i in m.group(1).split(",") if i.strip(_TRIM)]
         return Parsed(format_answer(items, answer_type) if items else None, False)
     raise ValueError(f"answer_type={answer_type!r}; allowed: single, fixed, list, set")

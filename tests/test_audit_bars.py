@@ -14,7 +14,6 @@ CHEAP_BARS = ("reader", "legibility", "solvability")   # the probe bar needs hun
 
 # (task glob, bar) -> the open issue that fixes it
 KNOWN = {
-    ("perceptv/*", "reader"): "issue 15: readers fail prompt-compliant replies",
     ("perceptv/*", "legibility"): "issue 15: text under 7 px",
     ("kiva*/*", "solvability"): "issue 16: stage-3 re-asks without the transformation",
     ("kiva*/*", "probe"): "issue 16: option statistics separate the answer",
@@ -22,8 +21,6 @@ KNOWN = {
     ("bongard/aerial/*", "solvability"): "issue 17: aerial panels of one problem are near-identical pictures "
                                          "(the same roads), which the pixel check takes for a re-ask",
     ("jigsaw/*", "probe"): "issue 22: the built-in images make option statistics predictive",
-    ("shapes/count/*", "reader"): "issue 15: the default single-answer reader takes the first line",
-    ("shapes/read_text", "reader"): "issue 15: the default single-answer reader takes the first line",
 }
 
 

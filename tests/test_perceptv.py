@@ -2,12 +2,14 @@
 (connected components, colour masks, cell coverage) wherever counting or colours can."""
 import math
 import signal
+import time
 
 import numpy as np
 import pytest
 
 from engine.registry import get_task, list_tasks
 from engine.rendering import render
+from engine.replies import is_correct
 from scenes.perceptv import DOMAINS, make, size_instance
 from scenes.perceptv.common import PALETTE
 from scenes.perceptv.prompts import PROMPTS, SUFFIX
@@ -107,6 +109,67 @@ def test_list_set_and_fixed_replies():
     s = next(x for x in t.samples(0, range(0, 200, 10)) if len(x.meta["accepted"]) > 1)
     assert t.reader(s.meta["accepted"][-1], s).value == s.answer_text      # any safe cell is right
     assert t.reader("None", s).value == "None"
+
+
+def _read(domain: str, reply: str, index: int = 25):
+    task = get_task(f"perceptv/{domain}")
+    return task.reader(reply, task.sample(0, index)).value
+
+
+# replies written the way the prompts ask (and the way models write them) -> what they state;
+# None: a format error
+PROMPT_REPLIES = [
+    ("list_colours", "blue, gray", "[blue, gray]"), ("list_colours", "[gray, blue]", "[blue, gray]"),
+    ("list_colours", "Colors: blue, gray", "[blue, gray]"), ("list_colours", "**COLOURS:** gray and blue.", "[blue, gray]"),
+    ("list_colours", "- blue\n- gray", "[blue, gray]"), ("list_shapes", "{circle, pentagon}", "[circle, pentagon]"),
+    ("list_shapes", "The shapes are:\ncircle; pentagon", "[circle, pentagon]"),
+    ("counting_circles", "COUNT: 7\n(I made 2 passes over the 6x6 layout.)", "7"),
+    ("counting_circles", "COUNT: 7 (2 passes over the 6x6 layout)", "7"),
+    ("counting_circles", "COUNT: 3... wait, no. Actually COUNT: 4", "4"), ("counting_circles", "COUNT=5", "5"),
+    ("counting_circles", "I count 4 circles.\n\n**Final answer:** 5", "5"), ("counting_circles", "\\boxed{6}", "6"),
+    ("counting_circles", "COUNT:\n8", "8"), ("counting_circles", "COUNT: seven", "7"),
+    ("counting_circles", "I cannot determine this from the image. I can only see 2 in the bottom", None),
+    ("counting_circles", "COUNT: 1 or COUNT: 2?", None), ("counting_circles", "COUNT: 3 or 4", None),
+    ("counting_circles", "COUNT: " + "7" * 5000, None), ("counting_circles", "7" * 10_000, None),
+    ("inside_circles", "ANSWER: Yes\nNo other circle contains the dot.", "yes"),
+    ("inside_circles", "Answer: **No**, the dot is outside.", "no"), ("inside_circles", "Probably yes.", None),
+    ("circle_right_triangle", "Row 2 has a triangle then a circle.\nYES", "yes"),
+    ("sort_circles", "**3 1 2**", "[3, 1, 2]"), ("sort_circles", "Answer: 3 1 2", "[3, 1, 2]"),
+    ("sort_circles", "I cannot determine the order.", None), ("sort_lines", "3 1 2.", "[3, 1, 2]"),
+    ("maze_solving", "S → 2 → E", "[S, 2, E]"), ("maze_solving", "S, 2, 3, E", "[S, 2, 3, E]"),
+    ("maze_solving", "I cannot determine the path.", None),
+    ("identifying_shapes", "ANSWER: Triangle Square Triangle", "[triangle, square, triangle]"),
+    ("layered_colours", "COLOURS: light blue", "[light, blue]"),
+    ("circle_location", "**QUADRANT:** 1 **COUNT:** 3", "1 3"), ("circle_location", "QUADRANT: 1\nCOUNT: 3", "1 3"),
+    ("circle_location", "QUADRANT=1 COUNT=3", "1 3"), ("circle_location", "QUADRANT: 1 COUNT: 2, no, COUNT: 3", "1 3"),
+    ("circle_location", "QUADRANT: 2", None),
+    ("locate_circles_colour", "(3,4) (1,2)", "[(1 2), (3 4)]"), ("locate_circles_colour", "[(3, 4), (1, 2)]", "[(1 2), (3 4)]"),
+    ("locate_circles_colour", "(3,4) or (1,2)?", None),
+    ("cross_and_knots", "None.", "None"), ("cross_and_knots", "The safe cell is below.\n(9,9)", "(9,9)"),
+]
+
+
+@pytest.mark.parametrize("domain, reply, value", PROMPT_REPLIES)
+def test_replies_are_read_the_way_the_prompt_asks(domain, reply, value):
+    assert _read(domain, reply) == value
+
+
+def test_an_item_outside_the_vocabulary_makes_the_answer_wrong():
+    task = get_task("perceptv/colours_present")
+    s = task.sample(0, 25)
+    gold = s.reply_text
+    assert task.reader(gold, s).value == s.answer_text
+    p = task.reader(gold + ", maybe", s)
+    assert p.value is not None and not is_correct(p, s.answer_text, s.answer_type)
+
+
+def test_reading_is_bounded_in_time():
+    task = get_task("perceptv/comparing_size")
+    s = task.sample(0, 25)
+    huge = ("ANSWER: " + "blue " * 200_000 + "\n") + "word (" * 100_000 + "1" * 100_000
+    start = time.perf_counter()
+    task.reader(huge, s)
+    assert time.perf_counter() - start < 5.0
 
 
 def _count(img, rgb, tol=0):

@@ -16,6 +16,10 @@ textures = lazy_module("kernels.textures")    # torch: loaded when a busy backgr
 BASIC4 = ("circle", "triangle", "square", "pentagon")
 PALETTE_NAMES = tuple(PALETTE)
 COLOUR_WORDS = PALETTE_NAMES
+# labels a reply may put before a list of colours or shapes (the prompts of list_colours and
+# list_shapes ask for a bare list; a labelled one is read too)
+COLOUR_LABELS = ("colours", "colors", "colour", "color")
+SHAPE_LABELS = ("shapes", "shape")
 
 
 @domain("colours_present", "fixed", "M", 20,
@@ -31,7 +35,7 @@ def colours_present(rng, n, instance):
 
 
 @domain("layered_colours", "list", "SM,FG,C", 20,
-        Form("list", ("COLOURS",), item="word", sep=" , ", space=True, vocab=COLOUR_WORDS))
+        Form("list", ("COLOURS",), item="word", sep=" , ", space=True, vocab=COLOUR_WORDS, aliases=COLOUR_LABELS))
 def layered_colours(rng, n, instance):
     """n concentric discs in n palette colours, with the legend; colours from inside out."""
     names = pick(rng, PALETTE_NAMES, n)
@@ -48,7 +52,8 @@ LAYER_SIDES = {"diamond": 4, "hexagon": 6, "octagon": 8}
 
 
 @domain("layered_shapes", "list", "SM,FG,C", 20,
-        Form("list", ("SHAPES",), item="word", sep=" , ", space=True, vocab=("circle", *LAYER_SIDES)))
+        Form("list", ("SHAPES",), item="word", sep=" , ", space=True, vocab=("circle", *LAYER_SIDES),
+             aliases=SHAPE_LABELS))
 def layered_shapes(rng, n, instance):
     """n nested polygons, each inscribed in the one around it; names from inside out."""
     kinds = [pick(rng, list(LAYER_SIDES)) for _ in range(n)]
@@ -75,7 +80,7 @@ def _busy(n, instance, radius, rng):
 
 
 @domain("list_colours", "set", "M,FG", 20,
-        Form("set", ("COLOURS",), item="word", sep=", ", space=True, vocab=COLOUR_WORDS))
+        Form("set", item="word", sep=", ", vocab=COLOUR_WORDS, aliases=COLOUR_LABELS))
 def list_colours(rng, n, instance):
     """n shapes in n palette colours on busy background ``instance % 10``, with the legend."""
     names = pick(rng, PALETTE_NAMES, n)
@@ -88,7 +93,7 @@ def list_colours(rng, n, instance):
 
 
 @domain("list_shapes", "set", "M,FG", 40,
-        Form("set", ("SHAPES",), item="word", sep=", ", space=True, vocab=BASIC4))
+        Form("set", item="word", sep=", ", vocab=BASIC4, aliases=SHAPE_LABELS))
 def list_shapes(rng, n, instance):
     """n red, green or blue shapes on busy background ``instance % 10``; the kinds present."""
     s, centres = _busy(n, instance, 0.045, rng)

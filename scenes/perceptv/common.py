@@ -9,7 +9,6 @@ instances. :func:`make` draws one problem of any size the domain allows.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +22,7 @@ from engine.rng import sample_rng
 from engine.sample import Draw, Sample
 from engine.scene import Scene
 
+from .answers import Form
 from .prompts import PROMPTS, SUFFIX
 
 PALETTE = {"black": (0, 0, 0), "gray": (128, 128, 128), "brown": (165, 42, 42), "maroon": (128, 0, 0),
@@ -158,110 +158,3 @@ def pick(rng, values, k=None):
     if k is None:
         return values[int(rng.integers(len(values)))]
     return [values[int(i)] for i in rng.choice(len(values), size=k, replace=False)]
-
-
-# ---------------------------------------------------------------- answer formats
-
-_NUM = r"-?\d+"
-
-
-@dataclass(frozen=True)
-class Form:
-    """How a domain's answer is written and read.
-
-    ``keys``: labels before the values (``COUNT``, ``QUADRANT``/``COUNT``, ``ANSWER``, ...);
-    ``item``: ``int``, ``word`` or ``cell``; ``sep``: how list items are joined; ``case``:
-    how words are written in the gold text (``lower``, ``title``, ``upper``); ``space``:
-    a space after the colon."""
-
-    kind: str
-    keys: tuple[str, ...] = ()
-    item: str = "int"
-    sep: str = ", "
-    case: str = "lower"
-    space: bool = False
-    vocab: tuple[str, ...] = ()
-
-    def _word(self, w: str) -> str:
-        return {"lower": w.lower(), "title": w.title(), "upper": w.upper()}[self.case] if self.item == "word" else w
-
-    def render(self, answer) -> str:
-        """The gold answer in the domain's output format."""
-        colon = ": " if self.space else ":"
-        if self.kind == "fixed" and len(self.keys) > 1:
-            return " ".join(f"{k}{colon}{v}" for k, v in zip(self.keys, answer.split()))
-        if self.kind in ("single", "fixed") and self.item == "words":
-            body = self.sep.join(answer.split())
-        elif self.kind in ("single", "fixed"):
-            body = self._word(answer)
-        else:                   # list/set cells are "(r c)" inside procvis: items may not hold commas
-            body = self.sep.join(self._word(a).replace(" ", ",") if self.item == "cell" else self._word(a)
-                                 for a in answer)
-        return f"{self.keys[0]}{colon}{body}" if self.keys else body
-
-    def read(self, reply):
-        """``(canonical answer or None, strict)`` from a model reply."""
-        text = reply if isinstance(reply, str) else ""
-        lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
-        if not lines:
-            return None, False
-        value = self._extract(lines[-1])
-        if value is not None:
-            return value, len(lines) == 1 and _norm(lines[0]) == _norm(self.render(value))
-        for ln in reversed(lines[:-1]):
-            value = self._extract(ln)
-            if value is not None:
-                return value, False
-        return None, False
-
-    def _extract(self, line: str):
-        low = line.lower()
-        if self.kind == "fixed" and len(self.keys) > 1:
-            vals = []
-            for k in self.keys:
-                m = re.search(re.escape(k.lower()) + r"\s*:\s*(" + _NUM + ")", low)
-                if not m:
-                    return None
-                vals.append(str(int(m.group(1))))
-            return " ".join(vals)
-        body = low
-        if self.keys:
-            idx = low.rfind(self.keys[0].lower())
-            m = re.match(re.escape(self.keys[0].lower()) + r"\s*:\s*(.*)$", low[idx:]) if idx >= 0 else None
-            if m is None:
-                if self.kind in ("list", "set") or self.item in ("words", "cell"):
-                    return None
-            else:
-                body = m.group(1)
-        if self.item == "cell":
-            if re.fullmatch(r"[\s.]*none[\s.]*", body):
-                return "None" if self.kind == "fixed" else []
-            cells = [(int(a), int(b)) for a, b in re.findall(r"\(\s*(\d+)\s*,\s*(\d+)\s*\)", body)]
-            if not cells:
-                return None
-            if self.kind == "fixed":
-                return f"({cells[0][0]},{cells[0][1]})" if len(cells) == 1 else None
-            cells = [f"({a} {b})" for a, b in cells]
-            return sorted(set(cells)) if self.kind == "set" else cells
-        if self.kind == "single":
-            if self.item == "int":
-                m = re.findall(_NUM, body)
-                return str(int(m[-1])) if m else None
-            words = [w for w in re.findall(r"[a-z]+", body) if w in self.vocab]
-            return words[-1] if words and len(set(words)) == 1 else None
-        tokens = [t for t in re.split(r"[\s,;]+", body.strip(" .[](){}")) if t]
-        tokens = [t.strip(".'\"[](){}") for t in tokens]
-        tokens = [t for t in tokens if t]
-        if self.item in ("word", "words") and self.vocab:
-            tokens = [t for t in tokens if t in self.vocab]
-        if not tokens:
-            return None
-        if self.item == "words":
-            return " ".join(tokens)
-        if self.item == "label":
-            tokens = [t.upper() if t in ("s", "e") else t for t in tokens]
-        return sorted(set(tokens)) if self.kind == "set" else tokens
-
-
-def _norm(text: str) -> str:
-    return re.sub(r"\s+", "", text).lower().rstrip(".")
