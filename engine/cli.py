@@ -85,11 +85,14 @@ def settings_of(args) -> dict:
     return dict(getattr(args, "set", None) or [])
 
 
-def sampling_options(p: argparse.ArgumentParser, count: int, size: int, quiet: bool = True) -> None:
-    """The options every sampling command shares: --count, --seed, --size, --set (and --quiet)."""
+def sampling_options(p: argparse.ArgumentParser, count: int, size: int | None, quiet: bool = True) -> None:
+    """The options every sampling command shares: --count, --seed, --size, --set (and --quiet);
+    ``size`` None: each family's native panel side."""
     p.add_argument("--count", type=positive_int("--count"), default=count, help="samples per task")
     p.add_argument("--seed", type=int, default=0, help="dataset seed: with task and index it decides every sample")
-    p.add_argument("--size", type=side, default=size, metavar="N", help="panel side in pixels")
+    p.add_argument("--size", type=side, default=size, metavar="N",
+                   help="panel side in pixels" if size is not None else
+                   "panel side in pixels (default: each family's native size, e.g. 224; Percept-V 512)")
     p.add_argument("--set", type=setting, action="append", metavar="FAMILY.SETTING=VALUE", default=[],
                    help="a family setting (repeatable; see 'procvis families'), e.g. jigsaw.images=/data/photos")
     if quiet:
@@ -268,12 +271,13 @@ def _baselines(a) -> int:
     for t in tasks:
         p0 = chance(t.answer_distribution)
         # Critical accuracy as the papers report it: k/n rounded to one decimal.
-        crit = percent(critical_accuracy(a.n, p0, a.alpha), 1)
+        level = critical_accuracy(a.n, p0, a.alpha)
+        crit = f"{percent(level, 1):8.2f}" if level == level else f"{'–':>8}"     # NaN: n of n does not reach it
         open_answer = t.sample(0, 0).answer_type != "fixed"
         if not open_answer:
             closed.append(p0)
         note = "   open answer: not in the overall" if open_answer else ""
-        print(f"{t.id:<{width}}  {percent(p0):8.2f}  {crit:8.2f}{note}")
+        print(f"{t.id:<{width}}  {percent(p0):8.2f}  {crit}{note}")
     if closed:
         print(f"{'overall (mean of the closed-answer tasks)':<{width}}  {percent(sum(closed) / len(closed)):8.2f}")
     return 0

@@ -53,14 +53,18 @@ class Setting:
 class Family:
     """A family plug-in; see the module docstring."""
 
-    def __init__(self, name: str, about: str, settings=(), reader: Reader | None = None):
+    def __init__(self, name: str, about: str, settings=(), reader: Reader | None = None, block: int = 1,
+                 native_size: int = 224):
         self.name = name
         self.about = about
         self.settings: dict[str, Setting] = {s.name: s for s in settings}
         self.reader = reader              # how its tasks' replies are read (default: by answer type)
+        self.block = int(block)           # indices per copy of the benchmark (Percept-V: 10 per size 1..20)
+        self.native_size = int(native_size)   # panel side (px) evaluations and audits render at by default
         self.reporter: Callable[..., str] | None = None
         self.exemptions: list[tuple[str, str, str]] = []     # (task glob, audit bar, reason)
         self.concept_fn: Callable[..., Any] | None = None
+        self.chance_fn: Callable[..., float | None] | None = None
         registry.add_family(self)
 
     def __repr__(self) -> str:
@@ -121,8 +125,8 @@ class Family:
 
     def concept(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Decorator: ``fn(task, kind) -> properties`` names what a task's rule is about among
-        ``color``, ``size``, ``shape``, ``count`` and ``overlap`` (which overlapping objects
-        merge), as far as a negative of ``kind`` (``None``: any sample) may change it. The
+        ``color``, ``size``, ``shape``, ``count``, ``overlap`` (which overlapping objects
+        merge) and ``position`` (where objects sit relative to one another), as far as a negative of ``kind`` (``None``: any sample) may change it. The
         audit's nuisance probe leaves out the statistics of those properties (a colour rule's
         negatives differ in colour by design); everything else, and every property a kind must
         keep, stays in."""
@@ -132,6 +136,17 @@ class Family:
     def concept_of(self, task, kind: str | None = None) -> set[str]:
         """The properties :meth:`concept` declares for ``task`` and ``kind`` (none by default)."""
         return set(self.concept_fn(task, kind)) if self.concept_fn else set()
+
+    def chance(self, fn: Callable[..., float | None]) -> Callable[..., float | None]:
+        """Decorator: ``fn(task) -> float | None``, the chance row of ``task`` as the family
+        computes it (from its reader's acceptance sets, e.g. any of several right answers);
+        ``None`` (and the default): from the task's answer distribution, ``sum p^2``."""
+        self.chance_fn = fn
+        return fn
+
+    def chance_of(self, task) -> float | None:
+        """The chance :meth:`chance` states for ``task``, or None."""
+        return self.chance_fn(task) if self.chance_fn else None
 
     def exemption(self, task_id: str, bar: str) -> str | None:
         """The reason ``task_id`` is exempt from ``bar``, or ``None``."""

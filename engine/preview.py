@@ -71,6 +71,9 @@ def pick(pattern: str, count: int, seed: int = 0, settings: dict | None = None) 
     return chosen
 
 
+WIDEST = 3                   # a panel wider than this many tile heights is shrunk to that width
+
+
 def contact_sheet(samples: list[Sample], size: int = 192, cols: int | None = None) -> torch.Tensor:
     """A ``[3, H, W]`` uint8 sheet: per sample the panels its prompt shows side by side, then
     captions with the task id, question (or the sample's caption, wrapped) and answer."""
@@ -81,6 +84,8 @@ def contact_sheet(samples: list[Sample], size: int = 192, cols: int | None = Non
         shown = [s.panels[i] for i in s.shown]
         ext = s.panel_extents[s.shown[0]] if s.panel_extents else None
         hw = (size, max(1, round(size * ext[1] / ext[0]))) if ext else size   # as tall as a panel
+        if ext and hw[1] > WIDEST * size:                  # a long strip: as wide as WIDEST panels
+            hw = (max(1, round(WIDEST * size * ext[0] / ext[1])), WIDEST * size)
         tiles.append(stitch(render(shown, hw), gap=4, fill=128))
     cols = cols or min(4, len(samples))
     cell_w = max(max(t.shape[2] for t in tiles), 2 * size) + 16

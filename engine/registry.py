@@ -96,6 +96,11 @@ def get_family(name: str) -> Family:
     return _FAMILIES[name]
 
 
+def panel_size(task: Task, size: int | None) -> int:
+    """``size`` when given, else the panel side ``task``'s family renders at natively."""
+    return int(size) if size is not None else get_family(task.family).native_size
+
+
 def check_settings(settings: dict | None) -> dict:
     """``settings`` (qualified names ``family.setting``) checked: an unknown family or
     setting is a :class:`UserError` naming what exists. Returns them as a new dict."""

@@ -60,8 +60,10 @@ def critical_count(n: int, p0: float, alpha: float = 0.05) -> int:
 
 
 def critical_accuracy(n: int, p0: float, alpha: float = 0.05) -> float:
-    """The accuracy a model must reach to beat chance ``p0`` at level ``alpha`` over ``n`` items."""
-    return critical_count(n, p0, alpha) / n
+    """The accuracy a model must reach to beat chance ``p0`` at level ``alpha`` over ``n``
+    items; NaN when not even ``n`` of ``n`` does (a few items at a high chance)."""
+    k = critical_count(n, p0, alpha)
+    return k / n if k <= n else float("nan")
 
 
 def percent(x: float, digits: int = 2) -> float:

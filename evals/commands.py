@@ -16,7 +16,7 @@ def _eval_args(p) -> None:
     p.add_argument("--protocol", default="direct", help="how the model is asked; the protocols are listed below")
     p.add_argument("--device", default="cpu", help="torch device of the model (samples are rendered on the CPU)")
     p.add_argument("--out", required=True, help="run folder: results.json, transcripts.jsonl, summary.md, plots")
-    sampling_options(p, count=10, size=224)
+    sampling_options(p, count=10, size=None)
     p.add_argument("--batch-size", type=positive_int("--batch-size"), default=8, help="requests per model call")
 
 
@@ -57,7 +57,7 @@ def _tiny(a) -> int:
 def _audit_args(p) -> None:
     p.add_argument("pattern", nargs="+", help="task ids or glob patterns")
     p.add_argument("--out", required=True, help="folder for audit.json, AUDIT.md and plots")
-    sampling_options(p, count=24, size=224)
+    sampling_options(p, count=24, size=None)
 
 
 def _audit(a) -> int:

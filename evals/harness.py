@@ -19,7 +19,7 @@ from engine.errors import UserError
 from engine.outputs import render_samples
 from engine.plots import accuracy_bars
 from engine.protocol import Protocol, Request, Runner, Turn
-from engine.registry import check_fit, get_family, get_protocol, get_task, resolve
+from engine.registry import check_fit, get_family, get_protocol, get_task, panel_size, resolve
 from engine.replies import is_correct
 from engine.stats import chance, critical_accuracy, percent
 
@@ -95,10 +95,12 @@ def _converse(samples, protocol: Protocol, runner: Runner, cache: _Cache, size: 
 
 
 def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int = 0, batch_size: int = 8,
-             size: int = 224, progress: bool = True, protocol: str = "direct", settings: dict | None = None) -> dict:
+             size: int | None = None, progress: bool = True, protocol: str = "direct",
+             settings: dict | None = None) -> dict:
     """Run ``runner`` under ``protocol`` on ``count`` samples of every task matching
-    ``pattern`` (with family ``settings``, e.g. ``{"jigsaw.images": DIR}``); write the
-    results files under ``out``. Returns the per-task summary."""
+    ``pattern`` (with family ``settings``, e.g. ``{"jigsaw.images": DIR}``), rendered at
+    ``size`` px (None: each family's native size); write the results files under ``out``.
+    Returns the per-task summary."""
     if int(count) != count or count <= 0:
         raise UserError(f"count={count!r} must be a positive integer")
     if int(batch_size) != batch_size or batch_size <= 0:
@@ -123,7 +125,7 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
             samples = task.samples(seed, proto.indices(count))
             for lo in range(0, len(samples), batch_size):
                 chunk = samples[lo:lo + batch_size]
-                for s, turns in zip(chunk, _converse(chunk, proto, runner, cache, size)):
+                for s, turns in zip(chunk, _converse(chunk, proto, runner, cache, panel_size(task, size))):
                     t = turns[proto.scored(turns)]
                     parsed = proto.parse(t.reply, s, task)
                     results.append({"id": s.id, "task": s.task, "prompt": t.prompt, "reply": t.reply,
@@ -174,6 +176,15 @@ def _write(path: Path, text: str) -> None:
     tmp.replace(path)
 
 
+def task_chance(t) -> float:
+    """The chance row of task ``t``: 0 for free text, else as its family states it (from the
+    reader's acceptance sets), else ``sum p^2`` over its answer distribution."""
+    if t.open_answer:
+        return 0.0
+    stated = get_family(t.family).chance_of(t)
+    return stated if stated is not None else chance(dict(answer_space(t)))
+
+
 def summarise(results: list[dict], tasks=()) -> dict:
     """Per task: n, accuracy, format errors, chance and the p<0.05 critical accuracy. Chance
     comes from each task as given in ``tasks`` (bound to the run's settings), else as
@@ -186,22 +197,26 @@ def summarise(results: list[dict], tasks=()) -> dict:
     for task, rs in by_task.items():
         n = len(rs)
         t = bound.get(task) or get_task(task)
-        p0 = 0.0 if t.open_answer else chance(dict(answer_space(t)))
         rows[task] = {"n": n, "accuracy": sum(r["correct"] for r in rs) / n,
-                      "format_errors": sum(r["format_error"] for r in rs) / n, "chance": p0,
+                      "format_errors": sum(r["format_error"] for r in rs) / n, "chance": (p0 := task_chance(t)),
                       "critical": critical_accuracy(n, p0) if 0 < p0 < 1 else float("nan")}
     return rows
+
+
+def _critical(level: float) -> str:
+    """A p<0.05 level as printed: ``–`` where no accuracy over n items reaches it."""
+    return f"{percent(level, 1):.2f}" if level == level else "–"
 
 
 def to_markdown(rows: dict, runner: str, pattern: str, count: int, seed: int, protocol: str = "direct") -> str:
     lines = [f"# Evaluation of `{runner}` on `{pattern}`", "",
              f"{count} samples per task, seed {seed}, protocol `{protocol}`. Chance is the accuracy of a guess "
-             "drawn from the task's answer distribution; *p<0.05* is the accuracy needed to beat it in an exact "
-             "one-sided binomial test over n items.", "",
+             "drawn from the task's answer distribution, scored by the task's reader; *p<0.05* is the accuracy needed to "
+             "beat it in an exact one-sided binomial test over n items (– where even n of n would not).", "",
              "| task | n | accuracy % | format errors % | chance % | p<0.05 % |", "|---|---|---|---|---|---|"]
     for task, r in sorted(rows.items()):
         lines.append(f"| {task} | {r['n']} | {percent(r['accuracy']):.2f} | {percent(r['format_errors']):.2f} | "
-                     f"{percent(r['chance']):.2f} | {percent(r['critical'], 1):.2f} |")
+                     f"{percent(r['chance']):.2f} | {_critical(r['critical'])} |")
     families: dict[str, list[dict]] = {}
     for task, r in rows.items():
         families.setdefault(task.split("/")[0], []).append(r)

@@ -21,8 +21,11 @@ from engine.task import Task
 def answer_space(task: Task, n: int = 512) -> tuple[tuple[str, float], ...]:
     """The distribution of ``task``'s gold answers under its settings: the one the task
     states, else the empirical one over ``n`` samples at a seed no dataset uses (answers in
-    the family's own format when it has one). Returns ``((answer, p), ...)``; computed once
-    per task identity (id and settings)."""
+    the family's own format when it has one), rounded up to whole copies of the benchmark
+    (``Family.block``: Percept-V's 10 problems per size weigh every size alike). Returns
+    ``((answer, p), ...)``; computed once per task identity (id and settings)."""
+    block = registry.get_family(task.family).block
+    n = -(-n // block) * block
     key = (task.identity, n)
     if key not in _SPACES:
         _SPACES[key] = _answer_space(task, n)

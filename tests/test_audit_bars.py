@@ -32,7 +32,7 @@ def known(task: str, bar: str) -> str | None:
 def fast_rows():
     rows = {}
     for pattern in FAST:
-        rows.update(audit(pattern, count=8, size=224, progress=False, probe_n=8)["tasks"])
+        rows.update(audit(pattern, count=8, progress=False, probe_n=8)["tasks"])
     return rows
 
 

@@ -27,3 +27,9 @@ def test_upper_tail_is_a_probability():
     assert upper_tail(10, 10, 0.5) == pytest.approx(0.5 ** 10)
     total = sum(math.comb(20, i) * 0.3 ** i * 0.7 ** (20 - i) for i in range(7, 21))
     assert upper_tail(7, 20, 0.3) == pytest.approx(total)
+
+
+def test_a_threshold_no_accuracy_reaches_is_not_a_number():
+    # with 4 items at chance 0.5, even 4 of 4 has p = 1/16 > 0.05: no level to print
+    assert critical_count(4, 0.5) == 5 and math.isnan(critical_accuracy(4, 0.5))
+    assert critical_accuracy(5, 0.5) == 1.0

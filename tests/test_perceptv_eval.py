@@ -90,3 +90,76 @@ def test_the_size_axis_is_labelled_at_whole_sizes():
     assert whole_ticks(1, 4) == [1, 2, 3, 4]
     assert whole_ticks(3, 4) == [3, 4]
     assert all(isinstance(v, int) for v in whole_ticks(1.0, 45.0))
+
+
+def test_every_domain_has_a_chance_row_from_its_acceptance_sets():
+    from scenes.perceptv.chance import table
+    rows_ = table()
+    assert set(rows_) == set(list_tasks("perceptv*/*"))
+    assert all(0 < r["chance"] < 1 and r["n"] >= 20_000 for r in rows_.values())
+    # a count that is the problem size: 1 of 20 sizes, exactly
+    assert rows_["perceptv/counting_circles"] == {"chance": 0.05, "se": 0.0, "n": 20_000,
+                                                  "method": "exact: each size fixes the answer"}
+
+
+@pytest.mark.parametrize("tid", ["perceptv/cross_and_knots", "perceptv/list_shapes", "perceptv/inside_circles"])
+def test_cached_chance_agrees_with_a_fresh_estimate_and_the_random_runner(tmp_path, tid):
+    from engine.registry import get_task
+    from evals.runners import RandomRunner
+    from scenes.perceptv.chance import estimate, table
+
+    cached = table()[tid]
+    fresh = estimate(get_task(tid), 2_000, seed=7)              # another seed, 10 per size
+    assert abs(fresh["chance"] - cached["chance"]) < 4 * (fresh["se"] + cached["se"])
+    row = evaluate(tid, RandomRunner(1), str(tmp_path), count=400, size=24, progress=False)[tid]
+    sigma = (cached["chance"] * (1 - cached["chance"]) / 400) ** 0.5
+    assert row["chance"] == cached["chance"] and abs(row["accuracy"] - row["chance"]) < 3 * sigma, row
+
+
+def test_cross_and_knots_chance_counts_any_safe_cell():
+    from scenes.perceptv.chance import table
+    from evals.runners import answer_space
+    from engine.stats import chance
+
+    plain = chance(dict(answer_space(get_task("perceptv/cross_and_knots"), 2_000)))
+    assert table()["perceptv/cross_and_knots"]["chance"] > plain + 0.05       # the 20% printed before vs ~34%
+
+
+def test_eval_renders_each_family_at_its_native_size_unless_told(tmp_path):
+    runner = Recorder()
+    evaluate("perceptv/counting_circles", runner, str(tmp_path / "a"), count=2, progress=False)
+    evaluate("shapes/count/circle", runner, str(tmp_path / "b"), count=2, progress=False)
+    evaluate("perceptv/counting_circles", runner, str(tmp_path / "c"), count=2, size=96, progress=False)
+    widths = [tuple(r.images[0].shape[1:]) for r in runner.requests]
+    assert widths == [(307, 512)] * 2 + [(224, 224)] * 2 + [(58, 96)] * 2     # 500 x 300 as the reference
+
+
+def test_fixed_variants_have_their_own_rows_in_the_summary(tmp_path):
+    evaluate("perceptv*/inside_circles", Recorder(), str(tmp_path), count=4, size=48, progress=False)
+    summary = (tmp_path / "summary.md").read_text()
+    assert "| inside_circles | 4 |" in summary and "| inside_circles (fixed) | 4 |" in summary
+    skill = next(line for line in summary.splitlines() if line.startswith("| Visual Spatial Relationship |"))
+    assert skill.split("|")[2].strip() == "4"                  # skills pool the benchmark's own domains
+
+
+@pytest.mark.slow
+def test_the_random_runner_lands_on_the_stated_chance_in_every_domain(tmp_path):
+    from evals.runners import RandomRunner
+
+    rows_ = evaluate("perceptv*/*", RandomRunner(5), str(tmp_path), count=1000, size=24, batch_size=200,
+                     progress=False)
+    off = []
+    for tid, r in sorted(rows_.items()):
+        sigma = (r["chance"] * (1 - r["chance"]) / r["n"]) ** 0.5
+        if abs(r["accuracy"] - r["chance"]) > 3 * sigma + 1e-9:
+            off.append(f"{tid}: {r['accuracy']:.4f} vs chance {r['chance']:.4f} (3 sigma {3 * sigma:.4f})")
+    assert not off, "\n".join(off)
+
+
+
+def test_significance_levels_never_exceed_100_percent(tmp_path):
+    # 4 items of a yes/no domain: even 4 of 4 is not significant at p < 0.05
+    evaluate("perceptv_fixed/inside_circles", Recorder(), str(tmp_path), count=4, size=48, progress=False)
+    row = next(line for line in (tmp_path / "summary.md").read_text().splitlines()
+               if line.startswith("| perceptv_fixed/inside_circles |"))
+    assert row.split("|")[-2].strip() == "–" and row.split("|")[-3].strip() == "50.00"

@@ -28,6 +28,8 @@ CONCEPT_FEATURES = {
     # where objects overlap by design, their shapes and sizes decide which of them merge into
     # one blob: the blob statistics then state the shape or size
     "overlap": ("blobs", "blob_area", "blob_area_cv", "blob_spread", "blob_nn"),
+    # where objects sit relative to one another (a dot inside a circle is near its centre)
+    "position": ("blob_spread", "blob_nn", "prim_spread", "prim_nn"),
 }
 INK_THRESHOLD = 24          # a pixel is ink when a channel differs from the background by more
 

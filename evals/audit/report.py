@@ -96,8 +96,9 @@ def write_report(result: dict, out: str | Path) -> Path:
             if p["shots3"]["n"] and not math.isnan(p["shots3"]["accuracy"])}
     if rows:
         accuracy_bars(rows, root / "probe.png", "rule-blind probe, 3-shot, per group")
+    shown = f"{cfg['size']} px" if isinstance(cfg["size"], int) else "each family's native size"
     md = [f"# Audit of `{cfg['pattern']}`", "",
-          f"{len(tasks)} tasks, {cfg['count']} samples each (seed {cfg['seed']}, {cfg['size']} px), "
+          f"{len(tasks)} tasks, {cfg['count']} samples each (seed {cfg['seed']}, {shown}), "
           f"{result['seconds']:.0f} s.", "",
           "Bars: **probe** — a rule-blind classifier on nuisance statistics (ink, colours, edges, blob count, "
           "size and spread, nearest-neighbour distance, from pixels and from the scene) must not beat chance by "

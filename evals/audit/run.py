@@ -21,7 +21,7 @@ import numpy as np
 
 from engine.errors import UserError
 from engine.outputs import render_samples
-from engine.registry import get_family, protocols, resolve
+from engine.registry import get_family, panel_size, protocols, resolve
 
 from .balance import balance
 from .battery import run_battery
@@ -222,10 +222,11 @@ def judge(row: dict, group: dict | None) -> dict:
     return verdict
 
 
-def audit(pattern: str | list[str], count: int = 24, seed: int = 0, size: int = 224, settings: dict | None = None,
-          progress: bool = True, probe_n: int = PROBE_N) -> dict:
+def audit(pattern: str | list[str], count: int = 24, seed: int = 0, size: int | None = None,
+          settings: dict | None = None, progress: bool = True, probe_n: int = PROBE_N) -> dict:
     """Audit every task matching ``pattern`` (a glob, or a list of them) on at least ``count`` samples per task (more in
-    a small group: see ``PROBE_N``). Returns ``{"config", "tasks": {id: row},
+    a small group: see ``PROBE_N``), rendered at ``size`` px (None: each family's native size, as an evaluation
+    renders them). Returns ``{"config", "tasks": {id: row},
     "groups": {group: probes}, "seconds"}``; every task row carries its ``bars``."""
     if int(count) != count or count < 8:
         raise UserError(f"--count {count!r}: the audit needs at least 8 samples per task")
@@ -247,7 +248,8 @@ def audit(pattern: str | list[str], count: int = 24, seed: int = 0, size: int = 
     for task in tasks:
         first = task.samples(seed, range(count))
         n = _sample_count(first, sizes[group_of(task.id)], probe_n)
-        rows.append(audit_task(task, n, seed, size, samples=first + task.samples(seed, range(count, n))))
+        rows.append(audit_task(task, n, seed, panel_size(task, size),
+                               samples=first + task.samples(seed, range(count, n))))
         if bar:
             bar.update(1)
     if bar:
@@ -257,5 +259,5 @@ def audit(pattern: str | list[str], count: int = 24, seed: int = 0, size: int = 
         r["bars"] = judge(r, groups.get(group_of(r["task"])) if "_data" in r else None)
         r["balance"]["by_design"] = get_family(r["family"]).exemption(r["task"], "predictable")
         r.pop("_data", None)
-    return {"config": {"pattern": " ".join(patterns), "count": count, "seed": seed, "size": size},
+    return {"config": {"pattern": " ".join(patterns), "count": count, "seed": seed, "size": size or "native"},
             "tasks": {r["task"]: r for r in rows}, "groups": groups, "seconds": time.perf_counter() - start}

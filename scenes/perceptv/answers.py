@@ -121,8 +121,8 @@ class Form:
     def _final_lines(self, lines: list[str]):
         """The answer the last line states, read as a whole line; a last line that is only a
         remark in parentheses is passed over, and a list written one item per line (bullets
-        or not) is read from its trailing lines."""
-        while lines and _REMARK.fullmatch(lines[-1]) and self._value(lines[-1], whole=True) is None:
+        or not, three lines or more) is read from its trailing lines."""
+        while lines and _REMARK.fullmatch(lines[-1]) and self._remark(lines[-1]):
             lines = lines[:-1]
         if not lines:
             return None
@@ -130,13 +130,23 @@ class Form:
         if self.kind in ("list", "set") and isinstance(value, list) and len(value) == 1:
             items = []
             for ln in reversed(lines):
-                one = self._value(ln, whole=True)
+                try:
+                    one = self._value(ln, whole=True)
+                except _Alternatives:                    # a question above the list ends it
+                    break
                 if not (isinstance(one, list) and len(one) == 1):
                     break
                 items = one + items
-            if len(items) > 1:
+            if len(items) >= 3:                          # two lines may be a remark and an answer
                 value = sorted(set(items)) if self.kind == "set" else items
         return value
+
+    def _remark(self, line: str) -> bool:
+        """Whether a line in parentheses is a remark rather than an answer (a grid cell)."""
+        try:
+            return self._value(line, whole=True) is None
+        except _Alternatives:
+            return True
 
     def _read_keys(self, t: str):
         """Several labelled integers (``QUADRANT:x COUNT:y``): the last value of each key,

@@ -35,6 +35,7 @@ BASIC = {"red": (255, 0, 0), "green": (0, 128, 0), "blue": (0, 0, 255), "yellow"
          "magenta": (255, 0, 255)}
 WHITE = (255, 255, 255)
 SIZES = 20
+NATIVE = 512          # px: the panel side evaluations render at (the reference's images are 389-1,800 px)
 INSTANCES = 10
 ATTEMPTS = 60
 
@@ -64,7 +65,9 @@ def size_instance(index: int) -> tuple[int, int]:
 
 
 def domain(name: str, answer_type: str, skills: str, max_size: int, form: "Form", fixes: str = ""):
-    """Record ``fn(rng, size, instance) -> (panels, answer, meta)`` as the domain ``name``; it
+    """Record ``fn(rng, size, instance) -> (panels, answer, meta)`` as the domain ``name``
+    (``(panels, answer, meta, extent)`` for panels that are not square: ``extent`` is their
+    ``(height, width)`` in units of the native side, see :func:`extent`); it
     becomes the task ``perceptv/<name>`` (the reference's distribution) and, with ``fixes``
     (the shortcut the reference leaves), also ``perceptv_fixed/<name>``, whose ``fn`` gets
     ``fixed=True``."""
@@ -81,14 +84,25 @@ def draw_problem(d: Domain, rng, size: int, instance: int, fixed: bool = False) 
         raise UserError(f"size={size!r} is out of range for perceptv/{d.name}: 1..{d.max_size}")
     for _ in range(ATTEMPTS):
         try:
-            panels, answer, meta = d.fn(rng, size, instance, fixed=True) if fixed else d.fn(rng, size, instance)
+            out = d.fn(rng, size, instance, fixed=True) if fixed else d.fn(rng, size, instance)
             break
         except PlacementError:
             continue
     else:
-        raise RuntimeError(f"perceptv/{d.name}: no layout for size {size} in {ATTEMPTS} attempts")
+        raise RuntimeError(f"perceptv{'_fixed' if fixed else ''}/{d.name}: no layout for size {size} in {ATTEMPTS} attempts")
+    panels, answer, meta = out[:3]
+    count = len(panels) if isinstance(panels, list) else 1
+    extents = [tuple(out[3])] * count if len(out) > 3 else None
     meta = {"domain": d.name, "size": size, "instance": instance, "skills": list(d.skills), **meta}
-    return Draw(panels, PROMPTS[d.name] + SUFFIX, answer, d.answer_type, meta=meta, gold_text=d.form.render(answer))
+    return Draw(panels, PROMPTS[d.name] + SUFFIX, answer, d.answer_type, meta=meta, gold_text=d.form.render(answer),
+                panel_extents=extents)
+
+
+def extent(height: float, width: float) -> tuple[float, float]:
+    """A panel's ``(height, width)`` in units of the native side (:data:`NATIVE` px), rounded
+    so that it renders to whole pixels at the native size; the scene then spans ``x`` in
+    ``[0, 1]`` and ``y`` in ``[0, height / width]``."""
+    return round(height * NATIVE) / NATIVE, round(width * NATIVE) / NATIVE
 
 
 def make(name: str, size: int, instance: int = 0, seed: int = 0, fixed: bool = False) -> Sample:
@@ -143,14 +157,20 @@ def place(rng, radii, bounds=(0.03, 0.03, 0.97, 0.97), gap=0.01) -> np.ndarray:
     return scatter(rng, radii, bounds, gap=gap, tries=400)
 
 
-def legend(s: Scene, top: float = 0.8) -> None:
-    """The 20-colour swatch strip with its names, across the canvas below ``top``."""
+LEGEND = 1 / 3              # the legend strip's height / width (the reference's 6 x 2 in strip)
+LEGEND_PANEL = (round((1 + LEGEND) * NATIVE) / NATIVE, 1.0)   # a square scene with the strip under it
+
+
+def legend(s: Scene, top: float = 1.0) -> None:
+    """The 20-colour swatch strip with its names, across the canvas from ``top`` down (a
+    third of the width tall): the reference appends it under the square scene."""
     w = 1.0 / len(PALETTE)
+    s.line((0.0, top), (1.0, top), width=0.003, color=(0, 0, 0))
     for k, (name, rgb) in enumerate(PALETTE.items()):
         x = w * (k + 0.5)
-        s.rectangle((x, top + 0.035), (w * 0.9, 0.06), color=rgb)
-        s.rectangle((x, top + 0.035), (w * 0.9, 0.06), color=(0, 0, 0), fill=False, stroke=0.002)
-        s.text(name, (x, top + 0.08), height=0.022, anchor="right", rotation=90, color=(0, 0, 0))
+        s.rectangle((x, top + 0.07), (w * 0.8, 0.1), color=rgb)
+        s.rectangle((x, top + 0.07), (w * 0.8, 0.1), color=(0, 0, 0), fill=False, stroke=0.002)
+        s.text(name, (x, top + 0.13), height=0.024, anchor="right", rotation=90, color=(0, 0, 0))
 
 
 def pick(rng, values, k=None):

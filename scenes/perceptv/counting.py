@@ -1,4 +1,8 @@
-"""Percept-V domains that count or locate objects in scattered scenes (one or two panels)."""
+"""Percept-V domains that count or locate objects in scattered scenes (one or two panels).
+
+Panels keep the reference's aspect: 3:2 for its 1500 x 1000 images and +-1500 x +-1000 axes,
+5:3 for its 500 x 300 images, square for the graph (scene ``y`` runs to the height / width).
+"""
 from __future__ import annotations
 
 import math
@@ -8,14 +12,22 @@ import numpy as np
 from engine.placement import PlacementError
 from engine.scene import Scene
 
-from .common import BASIC, WHITE, Form, domain, pick, place, shape
+from .common import BASIC, WHITE, Form, domain, extent, pick, place, shape
 
 COUNT = Form("single", ("COUNT",))
 COUNT_SPACED = Form("single", ("COUNT",), space=True)
 RGB3 = {"red": BASIC["red"], "blue": BASIC["blue"], "green": BASIC["green"]}
+WIDE = 2 / 3                 # height / width of the 1500 x 1000 images and the +-1500 x +-1000 axes
+LOW = 0.6                    # height / width of the 500 x 300 images
+WIDE_PANEL, LOW_PANEL = extent(WIDE, 1.0), extent(LOW, 1.0)
 
 
-def _circles(rng, n, rmin, rmax, bounds=(0.02, 0.02, 0.98, 0.98), gap=0.008):
+def _inside(aspect: float, margin: float) -> tuple[float, float, float, float]:
+    """Placement bounds ``margin`` inside a panel of ``aspect`` (height / width)."""
+    return margin, margin, 1.0 - margin, aspect - margin
+
+
+def _circles(rng, n, rmin, rmax, bounds, gap=0.008):
     radii = rng.uniform(rmin, rmax, n)
     return place(rng, radii, bounds, gap), radii
 
@@ -23,7 +35,7 @@ def _circles(rng, n, rmin, rmax, bounds=(0.02, 0.02, 0.98, 0.98), gap=0.008):
 @domain("change_colour", "single", "D", 40, COUNT)
 def change_colour(rng, n, instance):
     """Two images of 2n circles; n of them change colour (red -> blue -> green -> red)."""
-    c, r = _circles(rng, 2 * n, 0.012, 0.035)
+    c, r = _circles(rng, 2 * n, 0.012, 0.035 if n <= 20 else 0.025, _inside(WIDE, 0.02))
     cols = [pick(rng, list(RGB3)) for _ in range(2 * n)]
     changed = sorted(rng.choice(2 * n, n, replace=False).tolist())
     after = list(cols)
@@ -35,7 +47,7 @@ def change_colour(rng, n, instance):
         for p, rad, col in zip(c, r, cs):
             s.circle(tuple(p), float(rad), color=RGB3[col])
         panels.append(s)
-    return panels, str(n), {"changed": changed, "colours": [cols, after]}
+    return panels, str(n), {"changed": changed, "colours": [cols, after]}, WIDE_PANEL
 
 
 @domain("circle_boxes", "single", "M", 60, COUNT)
@@ -43,14 +55,14 @@ def circle_boxes(rng, n, instance):
     """2n red circles split at random between the two sides of a blue partition."""
     left = int(rng.integers(0, 2 * n + 1))
     right = 2 * n - left
-    r = 0.02
+    r = 0.012                                 # the reference: 30 on a 3,000-wide axis
     s = Scene(background=WHITE)
-    s.line((0.5, 0.0), (0.5, 1.0), width=0.006, color=(31, 119, 180))
+    s.line((0.5, 0.0), (0.5, WIDE), width=0.004, color=(31, 119, 180))
     for k, (lo, hi) in ((left, (0.02, 0.48)), (right, (0.52, 0.98))):
         if k:
-            for p in place(rng, np.full(k, r), (lo, 0.02, hi, 0.98), 0.01):
+            for p in place(rng, np.full(k, r), (lo, 0.02, hi, WIDE - 0.02), 0.01):
                 s.circle(tuple(p), r, color=(255, 0, 0))
-    return s, str(max(left, right) - n), {"left": left, "right": right}
+    return s, str(max(left, right) - n), {"left": left, "right": right}, WIDE_PANEL
 
 
 @domain("circle_location", "fixed", "SR", 40, Form("fixed", ("QUADRANT", "COUNT")))
@@ -58,61 +70,63 @@ def circle_location(rng, n, instance):
     """n black circles in four quadrants; the fullest quadrant (ties: lower number) and its count."""
     r = 0.025
     s = Scene(background=WHITE)
-    s.line((0.5, 0.02), (0.5, 0.98), width=0.002, color=(0, 0, 0))
-    s.line((0.02, 0.5), (0.98, 0.5), width=0.002, color=(0, 0, 0))
+    mid = WIDE / 2
+    s.line((0.5, 0.02), (0.5, WIDE - 0.02), width=0.002, color=(0, 0, 0))
+    s.line((0.02, mid), (0.98, mid), width=0.002, color=(0, 0, 0))
     centres = []
     for _ in range(n):
         for _ in range(400):
-            p = rng.uniform(0.03, 0.97, 2)
-            if abs(p[0] - 0.5) > r + 0.004 and abs(p[1] - 0.5) > r + 0.004 and all(math.dist(p, q) > 2 * r + 0.006 for q in centres):
+            p = rng.uniform((0.03, 0.03), (0.97, WIDE - 0.03))
+            if abs(p[0] - 0.5) > r + 0.004 and abs(p[1] - mid) > r + 0.004 and all(math.dist(p, q) > 2 * r + 0.006 for q in centres):
                 centres.append(p)
                 break
         else:
             raise PlacementError("no room for a circle")
     counts = [0, 0, 0, 0]
     for x, y in centres:
-        q = (1 if y < 0.5 else 4) if x > 0.5 else (2 if y < 0.5 else 3)
+        q = (1 if y < mid else 4) if x > 0.5 else (2 if y < mid else 3)
         counts[q - 1] += 1
         s.circle((float(x), float(y)), r, color=(0, 0, 0))
     best = int(np.argmax(counts))
-    return s, f"{best + 1} {counts[best]}", {"counts": counts}
+    return s, f"{best + 1} {counts[best]}", {"counts": counts}, WIDE_PANEL
 
 
 @domain("count_coloured_circles", "single", "M", 40, COUNT)
 def count_coloured_circles(rng, n, instance):
     """2n circles, n of them red, the others blue, green or yellow."""
-    c, r = _circles(rng, 2 * n, 0.012, 0.025)
+    c, r = _circles(rng, 2 * n, 0.012, 0.025, _inside(LOW, 0.02))
     red = set(rng.choice(2 * n, n, replace=False).tolist())
     s = Scene(background=WHITE)
     for i, (p, rad) in enumerate(zip(c, r)):
         s.circle(tuple(p), float(rad), color=BASIC["red"] if i in red else BASIC[pick(rng, ["blue", "green", "yellow"])])
-    return s, str(n), {"red": sorted(red)}
+    return s, str(n), {"red": sorted(red)}, LOW_PANEL
 
 
 @domain("counting_circles", "single", "FC", 60, COUNT)
 def counting_circles(rng, n, instance):
     """n black circles of random sizes."""
-    c, r = _circles(rng, n, 0.012, 0.035)
+    c, r = _circles(rng, n, 0.012, 0.035, _inside(LOW, 0.02))
     s = Scene(background=WHITE)
     for p, rad in zip(c, r):
         s.circle(tuple(p), float(rad), color=(0, 0, 0))
-    return s, str(n), {"centres": c.round(4).tolist(), "radii": r.round(4).tolist()}
+    return s, str(n), {"centres": c.round(4).tolist(), "radii": r.round(4).tolist()}, LOW_PANEL
 
 
 @domain("counting_locations", "fixed", "SR", 30, Form("fixed", ("ABOVE", "BELOW")),
         fixes="above and below always hold n circles each; fixed: the 2n circles split at random")
 def counting_locations(rng, n, instance, fixed=False):
     """A brown bar with circles above and below it: n and n (fixed: a random split of 2n)."""
-    r = 0.03
+    r = 0.03 if n <= 10 else 0.02 if n <= 20 else 0.015     # the reference: 30 px across on 500 (size by n, not by side)
     above = int(rng.integers(0, 2 * n + 1)) if fixed else n
     below = 2 * n - above
     s = Scene(background=WHITE)
-    s.rectangle((0.5, 0.5), (0.96, 0.06), color=(165, 42, 42))
-    up = place(rng, np.full(above, r), (0.02, 0.02, 0.98, 0.46), 0.01) if above else np.zeros((0, 2))
-    down = place(rng, np.full(below, r), (0.02, 0.54, 0.98, 0.98), 0.01) if below else np.zeros((0, 2))
+    mid = LOW / 2
+    s.rectangle((0.5, mid), (0.96, 0.04), color=(165, 42, 42))
+    up = place(rng, np.full(above, r), (0.02, 0.01, 0.98, mid - 0.03), 0.01) if above else np.zeros((0, 2))
+    down = place(rng, np.full(below, r), (0.02, mid + 0.03, 0.98, LOW - 0.01), 0.01) if below else np.zeros((0, 2))
     for p in np.concatenate([up, down]):
         s.circle(tuple(p), r, color=BASIC[pick(rng, ["red", "blue", "green", "yellow"])])
-    return s, f"{above} {below}", {"above": above, "below": below}
+    return s, f"{above} {below}", {"above": above, "below": below}, LOW_PANEL
 
 
 SHAPES3 = ("circle", "triangle", "square")
@@ -122,20 +136,20 @@ SHAPES3 = ("circle", "triangle", "square")
 def counting_shapes(rng, n, instance):
     """n black circles, triangles and squares."""
     kinds = [pick(rng, SHAPES3) for _ in range(n)]
-    r = rng.uniform(0.02, 0.04, n)
+    r = rng.uniform(0.02, 0.04, n) * (1.0 if n <= 20 else 0.625)
     s = Scene(background=WHITE)
-    for k, p, rad in zip(kinds, place(rng, r * 1.2, (0.06, 0.06, 0.94, 0.94), 0.01), r):
+    for k, p, rad in zip(kinds, place(rng, r * 1.2, _inside(LOW, 0.04), 0.01), r):
         shape(s, k, tuple(p), float(rad), (0, 0, 0))
     counts = [kinds.count(k) for k in SHAPES3]
-    return s, " ".join(map(str, counts)), {"shapes": kinds}
+    return s, " ".join(map(str, counts)), {"shapes": kinds}, LOW_PANEL
 
 
 @domain("vanishing_objects", "single", "D", 40, COUNT)
 def vanishing_objects(rng, n, instance):
     """2n black shapes; the second image lacks n of them."""
     kinds = [pick(rng, SHAPES3) for _ in range(2 * n)]
-    r = rng.uniform(0.015, 0.03, 2 * n)
-    c = place(rng, r * 1.3, (0.04, 0.04, 0.96, 0.96), 0.01)
+    r = rng.uniform(0.015, 0.03, 2 * n) * (1.0 if n <= 20 else 0.55)
+    c = place(rng, r * 1.3, _inside(WIDE, 0.03), 0.01)
     gone = set(rng.choice(2 * n, n, replace=False).tolist())
     panels = []
     for drop in (set(), gone):
@@ -144,7 +158,7 @@ def vanishing_objects(rng, n, instance):
             if i not in drop:
                 shape(s, k, tuple(p), float(rad), (0, 0, 0))
         panels.append(s)
-    return panels, str(n), {"removed": sorted(gone), "shapes": kinds}
+    return panels, str(n), {"removed": sorted(gone), "shapes": kinds}, WIDE_PANEL
 
 
 NUMBERED = Form("set", ("CIRCLES",))
@@ -156,13 +170,13 @@ def numbered_shapes(rng, n, instance):
     kinds = ["circle"] * n + [pick(rng, ["triangle", "square", "pentagon"]) for _ in range(n)]
     order = rng.permutation(2 * n)
     kinds = [kinds[i] for i in order]
-    r = 0.045 if n <= 10 else 0.032
+    r = 0.04 if n <= 10 else 0.03                 # the reference: 75 on a 3,000-wide axis
     s = Scene(background=WHITE)
-    for i, (k, p) in enumerate(zip(kinds, place(rng, np.full(2 * n, r), (0.02, 0.02, 0.98, 0.98), 0.008))):
+    for i, (k, p) in enumerate(zip(kinds, place(rng, np.full(2 * n, r), _inside(WIDE, 0.02), 0.008))):
         shape(s, k, tuple(p), r, BASIC[pick(rng, ["red", "green", "blue"])])
-        s.text(str(i + 1), (float(p[0]), float(p[1]) + (0.008 if k == "triangle" else 0)), height=r * 0.9,
+        s.text(str(i + 1), (float(p[0]), float(p[1]) + (0.008 if k == "triangle" else 0)), height=r * 1.1,
                color=(255, 255, 255))
-    return s, sorted(str(i + 1) for i, k in enumerate(kinds) if k == "circle"), {"shapes": kinds}
+    return s, sorted(str(i + 1) for i, k in enumerate(kinds) if k == "circle"), {"shapes": kinds}, WIDE_PANEL
 
 
 @domain("graph_counting", "fixed", "M", 25, Form("fixed", ("NODES", "EDGES")))

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from collections import deque
 
+import numpy as np
+
 from engine.placement import PlacementError
 from engine.scene import Scene
 
@@ -21,36 +23,50 @@ def _right_of_triangle(tri, circ) -> bool:
     return any(c in tri and c % K < K - 1 and c + 1 in circ for c in range(K * K))
 
 
+def _no_pair(tri: set, circ: set) -> tuple[set, set]:
+    """The layout with every triangle that has a circle on its right swapped with that
+    circle, until no such pair is left (the answer NO)."""
+    grid = [2 if c in tri else 0 if c in circ else 1 for c in range(K * K)]
+    changed = True
+    while changed:
+        changed = False
+        for c in range(K * K):
+            if c % K < K - 1 and grid[c] == 2 and grid[c + 1] == 0:
+                grid[c], grid[c + 1] = 0, 2
+                changed = True
+    return {c for c in range(K * K) if grid[c] == 2}, {c for c in range(K * K) if grid[c] == 0}
+
+
+def _swap_one(rng, tri: set, circ: set) -> tuple[set, set]:
+    """A NO layout made YES by swapping one circle with the triangle on its right: both
+    answers then come from the same kind of layout, so where the shapes sit does not tell
+    the answer (the minimal pair of a NO layout)."""
+    pairs = [c for c in sorted(circ) if c % K < K - 1 and c + 1 in tri]
+    if not pairs:
+        raise PlacementError("no circle with a triangle on its right to swap")
+    c = pairs[int(rng.integers(len(pairs)))]
+    return (tri - {c + 1}) | {c}, (circ - {c}) | {c + 1}
+
+
 @domain("circle_right_triangle", "single", "SR", 35, Form("single", item="word", case="upper", vocab=("yes", "no")),
-        fixes="labels are unbalanced (at large sizes almost always YES); fixed: YES on even instances, NO on odd")
+        fixes="labels are unbalanced (at large sizes almost always YES); fixed: NO on odd instances, and on even "
+              "ones the same kind of layout with one circle and triangle swapped to make YES")
 def circle_right_triangle(rng, n, instance, fixed=False):
     """A 6x6 grid with n circles and min(n, 36-n) triangles: is a circle right of a triangle?"""
     t = min(n, K * K - n)
-    want = instance % 2 == 0
-    for _ in range(200 if fixed else 1):     # fixed: a random layout with the wanted answer...
+    if not fixed:
         cells = [int(c) for c in rng.permutation(K * K)]
         tri, circ = set(cells[:t]), set(cells[t:t + n])
-        if _right_of_triangle(tri, circ) == want:
-            break
-    if fixed and _right_of_triangle(tri, circ) != want:    # ...else one fixed up to have it
-        if want:
-            spots = [c for c in sorted(tri) if c % K < K - 1 and c + 1 not in tri]
-            if not spots or not circ:
-                raise PlacementError("no triangle with room on its right")
-            c = spots[int(rng.integers(len(spots)))]
-            circ.discard(sorted(circ)[int(rng.integers(len(circ)))])
-            circ.add(c + 1)
-        else:                                # swap every triangle-circle pair until none is left
-            grid = [2 if c in tri else 0 if c in circ else 1 for c in range(K * K)]
-            changed = True
-            while changed:
-                changed = False
-                for c in range(K * K):
-                    if c % K < K - 1 and grid[c] == 2 and grid[c + 1] == 0:
-                        grid[c], grid[c + 1] = 0, 2
-                        changed = True
-            tri = {c for c in range(K * K) if grid[c] == 2}
-            circ = {c for c in range(K * K) if grid[c] == 0}
+    else:
+        # a circle and a triangle side by side, in either order, and the rest at random: once
+        # sorted into NO, the layout keeps a circle with a triangle on its right to swap
+        c = int(rng.integers(K)) * K + int(rng.integers(K - 1))
+        first, second = (c, c + 1) if rng.random() < 0.5 else (c + 1, c)
+        rest = [int(x) for x in rng.permutation(K * K) if x not in (c, c + 1)]
+        tri, circ = {first, *rest[:t - 1]}, {second, *rest[t - 1:t - 1 + n - 1]}
+        tri, circ = _no_pair(tri, circ)
+        if instance % 2 == 0:
+            tri, circ = _swap_one(rng, tri, circ)
     s = Scene(background=WHITE)
     x0, cell = 0.08, 0.14
     s.text("Grid of Circles and Triangles", (0.5, 0.04), height=0.035, color=(0, 0, 0))
@@ -117,7 +133,7 @@ def grid_path(rng, n, instance):
     for a, b in zip(path, path[1:]):
         s.line(ctr(a), ctr(b), width=0.006, color=(0, 0, 0))
         mid = ((ctr(a)[0] + ctr(b)[0]) / 2, (ctr(a)[1] + ctr(b)[1]) / 2 - 0.045 * cell)
-        s.text(ARROWS[(b[0] - a[0], b[1] - a[1])], mid, height=0.3 * cell, color=(0, 0, 0))
+        s.text(ARROWS[(b[0] - a[0], b[1] - a[1])], mid, height=0.55 * cell, color=(0, 0, 0))   # the reference: cell / 2
     s.text("S", ctr(path[0]), height=0.35 * cell, color=(0, 0, 0))
     s.text("E", ctr(path[-1]), height=0.35 * cell, color=(0, 0, 0))
     return s, [kinds[r][c] for r, c in path], {"path": [list(p) for p in path]}
@@ -160,8 +176,10 @@ def locate_circles_shape(rng, n, instance):
 MAZE = 11
 
 
-@domain("maze_solving", "list", "SR", 49, Form("list", item="label"))
-def maze_solving(rng, n, instance):
+@domain("maze_solving", "list", "SR", 49, Form("list", item="label"),
+        fixes="cells are numbered in the order the maze was dug, so the path is usually S, 2, ..., n-1, E; "
+              "fixed: the same mazes with the open cells numbered at random")
+def maze_solving(rng, n, instance, fixed=False):
     """An 11x11 maze with numbered open cells; the path from S to the cell numbered n (E)."""
     open_ = {}
     start = (2 * int(rng.integers(5)) + 1, 2 * int(rng.integers(5)) + 1)
@@ -181,7 +199,11 @@ def maze_solving(rng, n, instance):
         else:
             stack.pop()
     end = next(p for p, k in open_.items() if k == n)
-    labels = {p: ("S" if p == start else "E" if p == end else str(k)) for p, k in open_.items()}
+    shown = dict(open_)
+    if fixed:                      # the dug order stays (it sets E), the numbers shown do not follow it
+        others = [p for p in open_ if p != start]
+        shown.update(zip(others, (int(v) for v in rng.permutation(np.arange(2, len(open_) + 1)))))
+    labels = {p: ("S" if p == start else "E" if p == end else str(shown[p])) for p in open_}
     prev = {start: None}
     q = deque([start])
     while q:

@@ -14,14 +14,16 @@ plots = lazy_module("engine.plots")             # drawn by the renderer (torch):
 
 
 def rows(results: list[dict]) -> list[dict]:
-    """The Percept-V results with their domain, size and skills."""
+    """The Percept-V results with their domain (``name (fixed)`` for a ``perceptv_fixed``
+    task), size, skills and whether the task is a fixed variant."""
     out = []
     for r in results:
-        if r["task"].startswith("perceptv/"):
-            name = r["task"].split("/", 1)[1]
+        root, _, name = r["task"].partition("/")
+        if root in ("perceptv", "perceptv_fixed"):
             index = int(r["id"].rsplit(":", 1)[1])
-            out.append({**r, "domain": name, "size": size_instance(index % 1_000_000)[0],
-                        "skills": DOMAINS[name].skills})
+            fixed = root == "perceptv_fixed"
+            out.append({**r, "domain": f"{name} (fixed)" if fixed else name, "fixed": fixed,
+                        "size": size_instance(index % 1_000_000)[0], "skills": DOMAINS[name].skills})
     return out
 
 
@@ -30,10 +32,13 @@ def _acc(rs) -> tuple[float, float, int]:
 
 
 def tables(rs: list[dict]) -> dict:
-    """Accuracy and format-error rate by domain, by skill and by size (and skill x size)."""
+    """Accuracy and format-error rate by domain (fixed variants as their own rows), and, over
+    the benchmark's own domains only, by skill and by size (and skill x size)."""
     by = {"domain": {}, "skill": {}, "size": {}, "skill_size": {}}
     for r in rs:
         by["domain"].setdefault(r["domain"], []).append(r)
+        if r.get("fixed"):
+            continue
         by["size"].setdefault(r["size"], []).append(r)
         for k in r["skills"]:
             by["skill"].setdefault(SKILL_NAMES[k], []).append(r)
@@ -43,7 +48,8 @@ def tables(rs: list[dict]) -> dict:
 
 def to_markdown(t: dict) -> str:
     lines = ["## Percept-V", "", "Accuracy is all-or-nothing exact match; format errors (replies that follow no "
-             "reading of the output format) are counted apart.", ""]
+             "reading of the output format) are counted apart. Skills and sizes pool the benchmark's domains; "
+             "a fixed variant (`perceptv_fixed/`, a reference shortcut removed) is its own row by domain.", ""]
     for key, title in (("skill", "skill"), ("domain", "domain"), ("size", "size")):
         lines += [f"| {title} | n | accuracy % | format errors % |", "|---|---|---|---|"]
         for g, (acc, fe, n) in t[key].items():
@@ -52,7 +58,8 @@ def to_markdown(t: dict) -> str:
             mean = sum(a for a, _, _ in t[key].values()) / len(t[key])
             lines.append(f"| average of skills | | {100 * mean:.2f} | |")
         lines.append("")
-    lines += ["![accuracy vs size per skill](perceptv_sizes.png)", ""]
+    if t["size"]:
+        lines += ["![accuracy vs size per skill](perceptv_sizes.png)", ""]
     return "\n".join(lines)
 
 
@@ -63,6 +70,8 @@ def report(results: list[dict], folder, title: str = "") -> str:
     if not rs:
         return ""
     t = tables(rs)
+    if not t["size"]:                         # fixed variants only: no skill curve to draw
+        return to_markdown(t)
     sizes = sorted(t["size"])
     lo, hi = sizes[0], max(sizes[-1], sizes[0] + 1)
     curves = {}

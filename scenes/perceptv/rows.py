@@ -1,7 +1,8 @@
 """Percept-V domains built from rows or a line-up of objects: compare, identify, match, sort.
 
-The reference draws one row per inch on a tall figure; here the rows share the square
-canvas (row height ``1 / (n + 1)``), so large sizes want a larger ``--size``.
+As in the reference, a row domain is a tall panel one row wide with one square row per
+problem size (a quarter of the native side each: 128 px, 2,688 px tall at size 20), and
+sort_circles a wide strip that grows with its circles.
 """
 from __future__ import annotations
 
@@ -9,20 +10,28 @@ import numpy as np
 
 from engine.scene import Scene
 
-from .common import WHITE, Form, domain, pick, shape
+from .common import WHITE, Form, domain, extent, pick, shape
 
 ROW_SHAPES = ("circle", "triangle", "square", "pentagon")
 
 
+ROW = 0.25                 # a row's side in units of the native side
+
+
 def _rows(n):
-    """Row centres (top to bottom) and the row height."""
-    h = 1.0 / (n + 1)
-    return [h * (i + 1) for i in range(n)], h
+    """Row centres (top to bottom) and the row height, in scene units (the panel is one row
+    wide): rows 1..n of a panel n + 1 rows tall, as the reference's (n + 1)-inch figure."""
+    return [float(i + 1) for i in range(n)], 1.0
+
+
+def _tall(n):
+    """The ``(height, width)`` of a panel of n rows."""
+    return extent(ROW * (n + 1), ROW)
 
 
 def _separators(s: Scene, ys, h, every=True):
     for y in (ys if every else ys[:-1]):
-        s.line((0.0, y + h / 2), (1.0, y + h / 2), width=0.004, color=(0, 0, 0))
+        s.line((0.0, y + h / 2), (1.0, y + h / 2), width=0.016, color=(0, 0, 0))
 
 
 @domain("comparing_size", "list", "D,SM,SR", 30,
@@ -42,7 +51,7 @@ def comparing_size(rng, n, instance):
         s.circle((0.75, y), r2 * scale, color=(0, 128, 0))
         answer.append("blue" if r1 > r2 else "green")
     _separators(s, ys, h)
-    return s, answer, {}
+    return s, answer, {}, _tall(n)
 
 
 ID_SHAPES = {"circle": (0, 0, 255), "triangle": (255, 0, 0), "diamond": (0, 128, 0), "pentagon": (0, 191, 191),
@@ -57,9 +66,9 @@ def identifying_shapes(rng, n, instance):
     s = Scene(background=WHITE)
     kinds = [pick(rng, list(ID_SHAPES)) for _ in ys]
     for y, k in zip(ys, kinds):
-        shape(s, k, (0.5, y), min(0.2, h * 0.36), ID_SHAPES[k])
+        shape(s, k, (0.5, y), 0.3 * h, ID_SHAPES[k])
     _separators(s, ys, h, every=False)
-    return s, kinds, {}
+    return s, kinds, {}, _tall(n)
 
 
 def _matching(rng, n, second):
@@ -70,14 +79,14 @@ def _matching(rng, n, second):
     for kinds, style in ((first, "filled"), (other, second)):
         s = Scene(background=WHITE)
         for y, k in zip(ys, kinds):
-            r = min(0.2, h * 0.32)
+            r = 0.15 * h
             if style == "outline":
-                shape(s, k, (0.5, y), r, (0, 0, 255), fill=False, stroke=0.006)
+                shape(s, k, (0.5, y), r, (0, 0, 255), fill=False, stroke=0.03)
             else:
                 shape(s, k, (0.5, y), r, (0, 0, 255), flip=style == "shadow")
         _separators(s, ys, h)
         panels.append(s)
-    return panels, str(sum(a == b for a, b in zip(first, other))), {"first": first, "second": other}
+    return panels, str(sum(a == b for a, b in zip(first, other))), {"first": first, "second": other}, _tall(n)
 
 
 @domain("match_outline", "single", "D,SM,C", 30, Form("single", ("ANSWER",)))
@@ -105,19 +114,23 @@ def _spaced(rng, n: int, lo: float, hi: float, gap: float, integer: bool = False
     return rng.permutation(lo + u + gap * np.arange(n))
 
 
+STRIP = 0.6            # sort_circles: the strip's height in units of the native side (4 data units)
+
+
 @domain("sort_circles", "list", "D,M", 30, Form("list", sep=" "))
 def sort_circles(rng, n, instance):
     """n labelled black circles in a row; the labels from the smallest to the largest."""
     radii = _spaced(rng, n, 0.3, 2.0, 0.05)
     xs = np.cumsum(np.concatenate([[0.0], radii[:-1]]) + radii + 0.5)
-    width = xs[-1] + radii[-1] + 0.5
-    scale = min(0.96 / width, 0.45 / radii.max() / 2)
+    width = xs[-1] + radii[-1] + 1.0                # data units, as the reference lays the row out
+    unit = 1.0 / width                              # scene units per data unit; the strip is 4 units tall
     s = Scene(background=WHITE)
     for i, (x, r) in enumerate(zip(xs, radii)):
-        c = (0.02 + x * scale, 0.5)
-        s.circle(c, r * scale, color=(0, 0, 0))
-        s.text(str(i + 1), c, height=max(0.02, min(0.05, r * scale)), color=(255, 255, 255))
-    return s, [str(i + 1) for i in np.argsort(radii, kind="stable")], {"radii": radii.round(4).tolist()}
+        c = (x * unit + 0.5 * unit, 2.0 * unit)
+        s.circle(c, r * unit, color=(0, 0, 0))
+        s.text(str(i + 1), c, height=0.6 * r * unit, color=(255, 255, 255))
+    panel = extent(STRIP, STRIP * width / 4.0)
+    return s, [str(i + 1) for i in np.argsort(radii, kind="stable")], {"radii": radii.round(4).tolist()}, panel
 
 
 @domain("sort_lines", "list", "D,M", 40, Form("list", sep=" "))
