@@ -61,13 +61,18 @@ class SampleStream(IterableDataset):
         lo = j * self.batch_size
         hi = lo + self.batch_size if self.count is None else min(lo + self.batch_size, self.count)
         samples = [self.item(i) for i in range(lo, hi)]
-        flat = [p for s in samples for p in (s.panels if self.panels == "stitch" else s.panels[:1])]
-        imgs = render(flat, self.size, device=self.device)
-        out, k = [], 0
-        for s in samples:
-            n = len(s.panels) if self.panels == "stitch" else 1
-            out.append(imgs[k] if n == 1 else stitch(imgs[k:k + n]))
-            k += n
+        shown = [s.panels if self.panels == "stitch" else s.panels[:1] for s in samples]
+        # one render call per panel shape: a panel keeps its own extent (a Bongard collage,
+        # Percept-V's tall rows and wide strips), as evaluations show it
+        groups: dict[tuple[int, int], list[tuple[int, int]]] = {}
+        for i, (s, panels) in enumerate(zip(samples, shown)):
+            for k in range(len(panels)):
+                groups.setdefault(s.panel_hw(k, self.size), []).append((i, k))
+        imgs: list[list] = [[None] * len(p) for p in shown]
+        for hw, keys in groups.items():
+            for (i, k), img in zip(keys, render([shown[i][k] for i, k in keys], hw, device=self.device)):
+                imgs[i][k] = img
+        out = [ims[0] if len(ims) == 1 else _side_by_side(ims) for ims in imgs]
         if any(o.shape != out[0].shape for o in out):
             H, W = max(o.shape[1] for o in out), max(o.shape[2] for o in out)
             out = [torch.nn.functional.pad(o, (0, W - o.shape[2], 0, H - o.shape[1]), value=255) for o in out]
@@ -87,6 +92,21 @@ class SampleStream(IterableDataset):
         js = itertools.count(me, total) if stop is None else range(me, stop, total)
         for j in js:
             yield self.batch(j)
+
+
+def _side_by_side(images: list[torch.Tensor], gap: int = 8) -> torch.Tensor:
+    """Panels ``[3,h,w]`` of one sample in a row, as :func:`kernels.layout.stitch` lays out
+    panels of one shape; panels of other shapes (a collage and its panels) are padded below
+    to the tallest, in white."""
+    if all(im.shape == images[0].shape for im in images):
+        return stitch(torch.stack(images), gap=gap)
+    H = max(im.shape[1] for im in images)
+    parts = []
+    for j, im in enumerate(images):
+        if j:
+            parts.append(torch.full((3, H, gap), 255, dtype=im.dtype, device=im.device))
+        parts.append(torch.nn.functional.pad(im, (0, 0, 0, H - im.shape[1]), value=255))
+    return torch.cat(parts, dim=2)
 
 
 def stream(pattern: str, seed: int = 0, batch_size: int = 32, size=224, device="cpu", count: int | None = None,

@@ -21,6 +21,8 @@ def test_oracle_scores_100_percent_with_the_domain_formats(tmp_path, protocol):
     if protocol == "perceptv-1shot":
         r = runner.requests[0]
         assert len(r.history) == 1 and r.history[0][2].startswith("COUNT:") and r.prompt == r.history[0][0]
+        assert all(h[1][0].shape == q.images[0].shape for q in runner.requests for h in q.history
+                   if q.task.split("/")[1] in ("change_colour", "counting_circles", "comparing_size", "grid_path"))
         t = json.loads((tmp_path / "transcripts.jsonl").read_text().splitlines()[0])
         assert len(t["turns"]) == 2
     summary = (tmp_path / "summary.md").read_text()

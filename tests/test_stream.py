@@ -70,3 +70,18 @@ def test_torchrun_ranks_cover_the_stream_disjointly():
                         str(ROOT / "tests" / "dist_stream.py")], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "COVERAGE OK 29" in r.stdout
+
+
+def test_panels_keep_their_own_shape_in_a_stream():
+    # a square render would cut the legend under a Percept-V scene and the rows past the first
+    from engine.outputs import render_samples
+    from engine.registry import get_task
+
+    batch = next(iter(stream("perceptv/colours_present", seed=2, batch_size=2, size=96, count=2)))
+    assert batch["images"].shape == (2, 3, 128, 96)
+    first = get_task("perceptv/colours_present").sample(2, 0)
+    assert torch.equal(batch["images"][0], render_samples([first], 96)[0][0])
+    tall = next(iter(stream("perceptv/match_shadow", seed=0, batch_size=1, size=64, count=1, offset=40)))
+    assert tall["images"].shape[2:] == (16 * 6, 2 * 16 + 8)        # 5 rows: 6 rows of 16 px, two panels
+    mixed = next(iter(stream("bongard/classic/number/three_vs_five", batch_size=1, size=24, count=1)))
+    assert mixed["images"].shape[2] > 24                              # the wide collage, its panels padded below

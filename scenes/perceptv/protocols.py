@@ -20,6 +20,13 @@ outputs = lazy_module("engine.outputs")         # torch: loaded when an exemplar
 EXEMPLAR_OFFSET = 1_000_000          # exemplars come from indices no dataset of 200 per domain uses
 
 
+def _side(sample: Sample, image) -> int:
+    """The panel side ``sample`` was rendered at, read back from its first image ``[3,H,W]``
+    (a panel of extent ``(h, w)`` is ``w`` sides wide)."""
+    width = int(image.shape[-1])
+    return round(width / sample.panel_extents[0][1]) if sample.panel_extents else width
+
+
 @FAMILY.protocol
 class PerceptV(Protocol):
     """Percept-V zero-shot: the domain's prompt and the image(s)."""
@@ -39,7 +46,7 @@ class PerceptVOneShot(Protocol):
     def first(self, sample: Sample, images) -> Turn:
         # same size (index // 10 % 20), another instance
         ex = task_of(sample).sample(sample.seed, EXEMPLAR_OFFSET + sample.index)
-        shown = outputs.render_samples([ex], tuple(images[0].shape[-2:]))[0]
+        shown = outputs.render_samples([ex], _side(sample, images[0]))[0]
         return Turn(ex.question, list(shown), reply=ex.reply_text)
 
     def next(self, sample: Sample, images, turns):
