@@ -126,10 +126,10 @@ class Family:
     def concept(self, fn: Callable[..., Any]) -> Callable[..., Any]:
         """Decorator: ``fn(task, kind) -> properties`` names what a task's rule is about among
         ``color``, ``size``, ``shape``, ``count``, ``overlap`` (which overlapping objects
-        merge) and ``position`` (where objects sit relative to one another), as far as a negative of ``kind`` (``None``: any sample) may change it. The
-        audit's nuisance probe leaves out the statistics of those properties (a colour rule's
-        negatives differ in colour by design); everything else, and every property a kind must
-        keep, stays in."""
+        merge) and ``position`` (where objects sit relative to one another), as far as a
+        negative of ``kind`` (``None``: any sample) may change it. The audit's nuisance probe
+        leaves out the statistics of those properties (a colour rule's negatives differ in
+        colour by design); everything else, and every property a kind must keep, stays in."""
         self.concept_fn = fn
         return fn
 

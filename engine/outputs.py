@@ -98,20 +98,22 @@ def encode_png(image: torch.Tensor) -> bytes:
             + _chunk(b"IEND", b""))
 
 
-def render_samples(samples, size, batch_panels: int = 128) -> list[list[torch.Tensor]]:
-    """Render every panel of ``samples`` in batches (one batch per panel size: ``size``
-    square, or each panel's own extent, e.g. a wider collage); returns per sample a list of
-    ``[3,H,W]`` uint8."""
+def render_samples(samples, size, batch_panels: int = 128, device="cpu",
+                   first: bool = False) -> list[list[torch.Tensor]]:
+    """Render every panel of ``samples`` (``first``: only each one's first panel) in batches
+    on ``device`` (one batch per panel size: ``size`` square, or each panel's own extent,
+    e.g. a wider collage); returns per sample a list of ``[3,H,W]`` uint8."""
     hw = canvas_size(size)
+    shown = [s.panels[:1] if first else s.panels for s in samples]
     groups: dict[tuple[int, int], list] = {}
-    for i, s in enumerate(samples):
-        for k, p in enumerate(s.panels):
+    for i, (s, panels) in enumerate(zip(samples, shown)):
+        for k, p in enumerate(panels):
             groups.setdefault(s.panel_hw(k, hw), []).append((i, k, p))
-    out: list[list] = [[None] * len(s.panels) for s in samples]
+    out: list[list] = [[None] * len(panels) for panels in shown]
     for hw, flat in groups.items():
         for j in range(0, len(flat), batch_panels):
             chunk = flat[j:j + batch_panels]
-            for (i, k, _), img in zip(chunk, render([p for _, _, p in chunk], hw)):
+            for (i, k, _), img in zip(chunk, render([p for _, _, p in chunk], hw, device=device)):
                 out[i][k] = img
     return out
 

@@ -57,12 +57,21 @@ MARKER = r"(?:the\s+)?(?:final\s+)?answer\s+is\s*:?|(?:final\s+)?answer\s*[:=]"
 """An explicit final-answer marker (``Answer:``, ``Final answer:``, ``The answer is``), lower case."""
 
 
+NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
+                "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
+"""The whole numbers 0..20 as words, at their own index."""
+
+
+def _unwrap(text: str) -> str:
+    """``text`` without ``\\boxed{}``/``\\text{}`` wrappers and markdown emphasis or code marks."""
+    t = re.sub(r"\\(?:boxed|text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", text)
+    return re.sub(r"\*+|__+|`+", "", t)
+
+
 def clean(text: str) -> str:
-    """``text`` lower-cased, without markdown emphasis, code marks, double quotes,
-    ``\\boxed{}``/``\\text{}`` wrappers, and quote, heading and bullet marks at line starts."""
-    t = text.lower()
-    t = re.sub(r"\\(?:boxed|text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", t)
-    t = re.sub(r"\*+|__+|`+|\$+|\"", "", t)
+    """``text`` lower-cased and unwrapped (:func:`_unwrap`), without ``$`` and double quotes,
+    and without quote, heading and bullet marks at line starts."""
+    t = re.sub(r"\$+|\"", "", _unwrap(text.lower()))
     return re.sub(r"(?m)^[ \t]*(?:#+|>|[-•*])[ \t]+", "", t)
 
 
@@ -70,8 +79,7 @@ def final_answer(text: str) -> str:
     """The text a reply gives as its final answer, as written (case kept): what follows the
     last final-answer marker on its line (the next line when that is empty), else the last
     non-empty line; markdown marks removed, surrounding punctuation trimmed ("" for none)."""
-    t = re.sub(r"\\(?:boxed|text|mathrm|textbf)\s*\{([^{}]*)\}", r"\1", text)
-    t = re.sub(r"\*+|__+|`+", "", t)
+    t = _unwrap(text)
     hits = list(re.finditer(MARKER, t, flags=re.I))
     if hits:
         rest = t[hits[-1].end():].lstrip(" \t")

@@ -18,7 +18,7 @@ from kernels.layout import stitch
 from .canvas import canvas_size
 from .errors import UserError
 from .registry import get_task, resolve, run_settings
-from .rendering import render
+from .outputs import render_samples
 
 
 def _rank_world() -> tuple[int, int]:
@@ -61,17 +61,9 @@ class SampleStream(IterableDataset):
         lo = j * self.batch_size
         hi = lo + self.batch_size if self.count is None else min(lo + self.batch_size, self.count)
         samples = [self.item(i) for i in range(lo, hi)]
-        shown = [s.panels if self.panels == "stitch" else s.panels[:1] for s in samples]
-        # one render call per panel shape: a panel keeps its own extent (a Bongard collage,
-        # Percept-V's tall rows and wide strips), as evaluations show it
-        groups: dict[tuple[int, int], list[tuple[int, int]]] = {}
-        for i, (s, panels) in enumerate(zip(samples, shown)):
-            for k in range(len(panels)):
-                groups.setdefault(s.panel_hw(k, self.size), []).append((i, k))
-        imgs: list[list] = [[None] * len(p) for p in shown]
-        for hw, keys in groups.items():
-            for (i, k), img in zip(keys, render([shown[i][k] for i, k in keys], hw, device=self.device)):
-                imgs[i][k] = img
+        # a panel keeps its own extent (a Bongard collage, Percept-V's tall rows and wide
+        # strips), as evaluations show it
+        imgs = render_samples(samples, self.size, device=self.device, first=self.panels == "first")
         out = [ims[0] if len(ims) == 1 else _side_by_side(ims) for ims in imgs]
         if any(o.shape != out[0].shape for o in out):
             H, W = max(o.shape[1] for o in out), max(o.shape[2] for o in out)

@@ -196,9 +196,9 @@ def summarise(results: list[dict], tasks=()) -> dict:
     rows = {}
     for task, rs in by_task.items():
         n = len(rs)
-        t = bound.get(task) or get_task(task)
+        p0 = task_chance(bound.get(task) or get_task(task))
         rows[task] = {"n": n, "accuracy": sum(r["correct"] for r in rs) / n,
-                      "format_errors": sum(r["format_error"] for r in rs) / n, "chance": (p0 := task_chance(t)),
+                      "format_errors": sum(r["format_error"] for r in rs) / n, "chance": p0,
                       "critical": critical_accuracy(n, p0) if 0 < p0 < 1 else float("nan")}
     return rows
 

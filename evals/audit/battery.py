@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from engine.answers import format_answer, parse_answer
-from engine.replies import is_correct
+from engine.replies import NUMBER_WORDS, is_correct
 from evals.runners import answer_space
 
 
@@ -60,8 +60,6 @@ REASONING = ("Let me look at the image carefully.\n"
              "I counted 3 rows and 12 items in total; the grid is 6x6.\n"
              "Two of them overlap, so I checked again.")
 EXPLANATION = "(I checked 2 passes over the 6x6 layout.)"
-NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-                "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
 YES_NO = ("yes", "no", "positive", "negative", "true", "false")
 EXAMPLES = 12
 _LABEL = re.compile(r"\A([A-Za-z][A-Za-z ]*?)\s*:\s*")

@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from engine.replies import MARKER, clean
+from engine.replies import MARKER, NUMBER_WORDS, clean
 
 _INT = r"-?\d{1,6}(?![\d])"
 _ARROWS = re.compile(r"->|→|⇒|=>|⟶")
@@ -46,8 +46,6 @@ _NONE = re.compile(r"\s*none\b")
 _BRACKETS = {"[": "]", "{": "}", "(": ")"}
 _REMARK = re.compile(r"\((?=[^()]*[a-z]{2})[^()]*\)\.?")                 # "(I counted twice.)"
 _TRAILING_REMARK = re.compile(r"\s+\((?=[^()]*[a-z]{2})[^()]*\)\.?$")
-NUMBER_WORDS = ("zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
-                "twelve", "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty")
 _NUMBER_WORDS = r"\b(?:" + "|".join(NUMBER_WORDS) + r")\b"
 
 

@@ -158,7 +158,7 @@ def place(rng, radii, bounds=(0.03, 0.03, 0.97, 0.97), gap=0.01) -> np.ndarray:
 
 
 LEGEND = 1 / 3              # the legend strip's height / width (the reference's 6 x 2 in strip)
-LEGEND_PANEL = (round((1 + LEGEND) * NATIVE) / NATIVE, 1.0)   # a square scene with the strip under it
+LEGEND_PANEL = extent(1 + LEGEND, 1.0)   # a square scene with the strip under it
 
 
 def legend(s: Scene, top: float = 1.0) -> None:
