@@ -165,3 +165,15 @@ def test_significance_levels_never_exceed_100_percent(tmp_path):
     row = next(line for line in (tmp_path / "summary.md").read_text().splitlines()
                if line.startswith("| perceptv_fixed/inside_circles |"))
     assert row.split("|")[-2].strip() == "–" and row.split("|")[-3].strip() == "50.00"
+
+
+@pytest.mark.parametrize("argv, named", [(["--n", "150"], "--n 150: a positive multiple of 200"),
+                                         (["--tasks", "nope/*"], "--tasks 'nope/*' names no Percept-V task")])
+def test_the_chance_command_refuses_bad_input_in_one_line(capsys, argv, named):
+    from scenes.perceptv.chance import CACHE, main
+
+    before = CACHE.read_bytes()
+    with pytest.raises(SystemExit) as e:
+        main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and named in err[-1] and CACHE.read_bytes() == before

@@ -90,7 +90,11 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="compare with the cache instead of writing it")
     ap.add_argument("--tasks", default="perceptv*/*", help="the tasks to compute (others keep their cached rows)")
     a = ap.parse_args(argv)
+    if a.n <= 0 or a.n % BLOCK:
+        ap.error(f"--n {a.n}: a positive multiple of {BLOCK} (10 problems per size 1..{SIZES}), e.g. {N}")
     ids = list_tasks(a.tasks)
+    if not ids or not all(t.startswith("perceptv") for t in ids):
+        ap.error(f"--tasks {a.tasks!r} names no Percept-V task; e.g. 'perceptv*/*' or 'perceptv_fixed/*'")
     with ProcessPoolExecutor(a.workers) as pool:
         rows = dict(pool.map(_one, ids, [a.n] * len(ids)))
     if a.check:
