@@ -123,10 +123,10 @@ def ref_sort_circles(rng, n) -> bytes:
 
 
 # domain -> (reference generator, its style, the procvis image side with about the reference's pixel count)
-REFERENCES = {"counting_circles": (ref_counting_circles, "Pillow, 500x300", 384),
+REFERENCES = {"counting_circles": (ref_counting_circles, "Pillow, 500x300", 500),
               "locate_circles_colour": (ref_locate_circles_colour, "Pillow, 680x680, grid + text", 680),
               "graph_counting": (ref_graph_counting, "matplotlib, 1200x1200", 1200),
-              "sort_circles": (ref_sort_circles, "matplotlib, (300n)x500 tight", 1024)}
+              "sort_circles": (ref_sort_circles, "matplotlib, (300n)x500 tight", 650)}
 
 
 def _has_matplotlib() -> bool:

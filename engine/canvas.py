@@ -6,7 +6,7 @@ import math
 
 from .errors import UserError
 
-MAX_SIDE = 8192
+MAX_SIDE = 16384           # px: a panel with its own extent (a 20-circle strip at --size 1024 is 9,339 px wide)
 
 
 def canvas_size(size) -> tuple[int, int]:

@@ -469,3 +469,12 @@ def test_panels_keep_the_reference_aspect_and_grow_with_n():
     assert hw("sort_circles", 20)[1] > 10 * hw("sort_circles", 1)[1]
     s = make("match_shadow", 7)
     assert len(s.panel_extents) == 2 and s.panel_hw(0, (512, 512)) == s.panel_hw(1, (512, 512)) == (1024, 128)
+
+
+def test_a_long_strip_renders_at_twice_the_native_side():
+    # a 20-circle strip at --size 1024 is 9,339 px wide: past the old 8,192 px limit
+    from engine.outputs import render_samples
+
+    s = make("sort_circles", 20)
+    (image,) = render_samples([s], 1024)[0]
+    assert image.shape[1:] == s.panel_hw(0, (1024, 1024)) and image.shape[2] > 8192
