@@ -32,8 +32,10 @@ class Turn:
     ``shared``: a key naming a turn that several samples ask identically (e.g. one rule
     induction per task), asked once and its reply reused; ``history``: whether the earlier
     turns are sent with this one (False: a fresh conversation); ``gold``: what an oracle
-    replies to this turn (default: the sample's gold reply); a turn created with ``reply``
-    already set is answered by the protocol itself (a solved exemplar)."""
+    replies to this turn (default: the sample's gold reply); ``choices``: the answers a
+    guesser picks among for this turn, e.g. a staged question's option numbers (default:
+    the task's answer distribution); a turn created with ``reply`` already set is answered
+    by the protocol itself (a solved exemplar)."""
 
     prompt: str
     images: list[torch.Tensor] = field(default_factory=list)
@@ -41,6 +43,7 @@ class Turn:
     shared: str | None = None
     history: bool = True
     gold: str | None = None
+    choices: list[str] | None = None
 
 
 @dataclass
@@ -59,6 +62,7 @@ class Request:
     gold: str = field(default="", repr=False)
     history: list[tuple[str, list[torch.Tensor], str]] = field(default_factory=list)
     settings: dict | None = None
+    choices: list[str] | None = None
 
 
 class Runner(_Interface):

@@ -76,7 +76,8 @@ def _converse(samples, protocol: Protocol, runner: Runner, cache: _Cache, size: 
                 past = [(t.prompt, t.images, t.reply) for t in turns[:-1]] if turns[-1].history else []
                 reqs.append(Request(id=f"{s.id}#{len(turns) - 1}", task=s.task, images=turns[-1].images,
                                     prompt=turns[-1].prompt, answer_type=s.answer_type, options=s.options,
-                                    gold=turns[-1].gold or s.reply_text, history=past, settings=s.settings))
+                                    gold=turns[-1].gold or s.reply_text, history=past, settings=s.settings,
+                                    choices=turns[-1].choices))
             replies = runner.generate(reqs)
             if len(replies) != len(reqs) or not all(isinstance(r, str) for r in replies):
                 raise UserError(f"runner {runner.name!r} returned {len(replies)} replies for {len(reqs)} requests "

@@ -48,8 +48,10 @@ def _answer_space(task: Task, n: int) -> tuple[tuple[str, float], ...]:
 
 class RandomRunner:
     """Guesses drawn from each task's answer distribution (so its expected accuracy is the
-    chance row ``sum p^2``), seeded per request id: the same request, the same guess. For a
-    free-text task (``open_answer``) it declines to answer: chance is 0 there."""
+    chance row ``sum p^2``), or uniformly from a turn's own ``choices`` when the protocol
+    names them (a staged question's option numbers), seeded per request id: the same
+    request, the same guess. For a free-text task (``open_answer``) it declines to answer:
+    chance is 0 there."""
 
     def __init__(self, seed: int = 0):
         self.seed = int(seed)
@@ -58,13 +60,17 @@ class RandomRunner:
     def generate(self, requests: list[Request]) -> list[str]:
         out = []
         for r in requests:
+            key = int.from_bytes(hashlib.blake2b(f"{self.seed}\x00{r.id}".encode(), digest_size=8).digest(), "little")
+            pick = np.random.Generator(np.random.Philox(key=key))
+            if r.choices:
+                out.append(r.choices[int(pick.integers(len(r.choices)))])
+                continue
             task = registry.bound_task(r.task, r.settings)
             if task.open_answer:                  # no distribution to draw a free-text answer from
                 out.append("I do not know.")
                 continue
             answers, probs = zip(*answer_space(task))
-            key = int.from_bytes(hashlib.blake2b(f"{self.seed}\x00{r.id}".encode(), digest_size=8).digest(), "little")
-            out.append(answers[int(np.random.Generator(np.random.Philox(key=key)).choice(len(answers), p=probs))])
+            out.append(answers[int(pick.choice(len(answers), p=probs))])
         return out
 
 
