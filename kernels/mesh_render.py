@@ -65,6 +65,26 @@ def _camera_pose(azimuth: float, elevation: float, distance: float = 4.0) -> np.
     return pose
 
 
+def _shoot(scene, view: str, size: int) -> torch.Tensor:
+    """Add the camera and light of ``view`` to a pyrender scene and render it RGBA."""
+    pyrender, _ = _renderer_module()
+    pose = _camera_pose(*VIEWS[view])
+    scene.add(pyrender.OrthographicCamera(xmag=1.05, ymag=1.05, znear=0.1, zfar=10.0), pose=pose)
+    key = _camera_pose(VIEWS[view][0] - 35, VIEWS[view][1] + 30)
+    scene.add(pyrender.DirectionalLight(color=[1.0, 1.0, 1.0], intensity=2.6), pose=key)
+    colour, _ = _offscreen(size).render(scene, flags=pyrender.RenderFlags.RGBA)
+    return _straight(np.ascontiguousarray(colour))
+
+
+def _straight(rgba: np.ndarray) -> torch.Tensor:
+    """``[H, W, 4]`` as rendered (antialiased edges blended over transparent black, i.e.
+    premultiplied) -> ``[4, H, W]`` uint8 straight alpha, so that edges are not drawn dark."""
+    a = rgba[..., 3:].astype(np.float32)
+    rgb = np.where(a > 0, np.clip(rgba[..., :3].astype(np.float32) * 255 / np.maximum(a, 1), 0, 255), 0)
+    out = np.concatenate([np.round(rgb), a], -1).astype(np.uint8)
+    return torch.from_numpy(out).permute(2, 0, 1).contiguous()
+
+
 def render_parts(parts, view: str = "front", size: int = 256) -> torch.Tensor:
     """RGBA sprite ``[4, size, size]`` uint8 of ``parts`` (``((mesh, rgb in 0..1), ...)``):
     soft shading, transparent background, the object filling about 90% of the frame."""
@@ -76,9 +96,32 @@ def render_parts(parts, view: str = "front", size: int = 256) -> torch.Tensor:
         tm = trimesh.Trimesh(np.asarray(mesh.vertices), np.asarray(mesh.triangles), process=False)
         mat = pyrender.MetallicRoughnessMaterial(baseColorFactor=[*rgb, 1.0], metallicFactor=0.0, roughnessFactor=0.8)
         scene.add(pyrender.Mesh.from_trimesh(tm, material=mat, smooth=False))
-    pose = _camera_pose(*VIEWS[view])
-    scene.add(pyrender.OrthographicCamera(xmag=1.05, ymag=1.05, znear=0.1, zfar=10.0), pose=pose)
-    key = _camera_pose(VIEWS[view][0] - 35, VIEWS[view][1] + 30)
-    scene.add(pyrender.DirectionalLight(color=[1.0, 1.0, 1.0], intensity=2.6), pose=key)
-    colour, _ = _offscreen(size).render(scene, flags=pyrender.RenderFlags.RGBA)
-    return torch.from_numpy(np.ascontiguousarray(colour)).permute(2, 0, 1).contiguous()
+    return _shoot(scene, view, size)
+
+
+def load_mesh_file(path):
+    """A mesh file (OBJ, PLY, GLB, ...) as a trimesh scene with its own colours and textures,
+    centred and scaled into the unit sphere. Raises ``ValueError`` when it holds no triangles."""
+    _, trimesh = _renderer_module()
+    tm = trimesh.load(str(path), force="scene")
+    if not tm.geometry or not any(len(getattr(g, "faces", ())) for g in tm.geometry.values()):
+        raise ValueError("no triangles in it")
+    lo, hi = tm.bounds
+    centre, radius = (lo + hi) / 2, float(np.linalg.norm(hi - lo)) / 2
+    if not np.isfinite(radius) or radius <= 0:
+        raise ValueError("its vertices span no volume")
+    move = np.eye(4)
+    move[:3, :3] /= radius
+    move[:3, 3] = -centre / radius
+    tm.apply_transform(move)
+    return tm
+
+
+def render_mesh(tm, view: str = "front", size: int = 256) -> torch.Tensor:
+    """RGBA sprite ``[4, size, size]`` uint8 of a trimesh scene from :func:`load_mesh_file`,
+    with its own materials (vertex colours, textures), lit and framed as :func:`render_parts`."""
+    if view not in VIEWS:
+        raise ValueError(f"view={view!r}; views: {', '.join(VIEWS)}")
+    pyrender, _ = _renderer_module()
+    scene = pyrender.Scene.from_trimesh_scene(tm, bg_color=[0, 0, 0, 0], ambient_light=[0.45, 0.45, 0.45])
+    return _shoot(scene, view, size)

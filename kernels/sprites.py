@@ -1,6 +1,7 @@
 """Batched ops on RGBA sprites ``[B, 4, H, W]`` uint8, on any device: recolour (an exact
 integer blend rule), scale and stretch, rotation, reflection, N copies on one canvas,
-compositing, and measures of how much two sprites differ.
+compositing, fitting an object to the canvas, and measures from pixels: how much two sprites
+differ, their hue, their contrast against a background.
 
 Geometry goes through kornia on premultiplied alpha (so edges never darken); quarter turns
 and reflections stay exact pixel permutations.
@@ -90,19 +91,43 @@ def reflect(sprites: torch.Tensor, axis: str) -> torch.Tensor:
     raise ValueError(f"axis={axis!r}; allowed: x, y, both")
 
 
-def copies(sprite: torch.Tensor, n: int, size: int | None = None) -> torch.Tensor:
-    """``n`` copies of one sprite ``[4, h, w]`` laid out in a near-square grid on one canvas
-    ``[4, size, size]`` (default: the sprite's size). Each copy is the sprite resized to its
-    grid cell with an area (antialiased) filter on premultiplied alpha; kornia's antialiased
-    resize blurs instead, so torch's filter is kept."""
+def fit(sprites: torch.Tensor, fill: float = 0.9) -> torch.Tensor:
+    """Each sprite's visible object (alpha > 0) cropped to its bounding box and resized
+    (area filter, premultiplied alpha) so that its longer side is ``fill`` of the canvas,
+    centred on the same canvas: objects of any shape and framing start at one size.
+    ``[B, 4, S, S]`` -> ``[B, 4, S, S]``; an empty sprite stays empty."""
+    _check(sprites)
+    S = sprites.shape[-1]
+    out = torch.zeros_like(sprites)
+    for b in range(len(sprites)):
+        ys, xs = torch.nonzero(sprites[b, 3] > 0, as_tuple=True)
+        if len(ys) == 0:
+            continue
+        crop = sprites[b:b + 1, :, int(ys.min()):int(ys.max()) + 1, int(xs.min()):int(xs.max()) + 1]
+        h, w = crop.shape[-2:]
+        k = fill * S / max(h, w)
+        nh, nw = max(1, round(h * k)), max(1, round(w * k))
+        small = unpremultiply(F.interpolate(premultiply(crop), size=(nh, nw), mode="bilinear", antialias=True,
+                                            align_corners=False))
+        y0, x0 = (S - nh) // 2, (S - nw) // 2
+        out[b, :, y0:y0 + nh, x0:x0 + nw] = small[0]
+    return out
+
+
+def copies(sprite: torch.Tensor, n: int, size: int | None = None, grid: int = 3) -> torch.Tensor:
+    """``n`` copies of one sprite ``[4, h, w]`` on one canvas ``[4, size, size]`` (default:
+    the sprite's size), in rows of ``grid`` cells of side ``size // grid``, the rows and a
+    short last row centred. Every copy has the same size whatever ``n`` (at most
+    ``grid ** 2``): the sprite resized to a cell with an area (antialiased) filter on
+    premultiplied alpha (kornia's antialiased resize blurs instead, so torch's is kept)."""
     if sprite.dim() != 3 or sprite.shape[0] != 4:
         raise ValueError(f"sprite must be [4, h, w], got {tuple(sprite.shape)}")
-    if n < 1:
-        raise ValueError(f"n={n!r} must be >= 1")
+    if not 1 <= n <= grid * grid:
+        raise ValueError(f"n={n!r} must be in 1..{grid * grid} (a {grid} x {grid} grid)")
     size = size or sprite.shape[-1]
-    cols = math.ceil(math.sqrt(n))
+    cols = min(n, grid)
     rows = math.ceil(n / cols)
-    cell = size // max(cols, rows)
+    cell = size // grid
     small = unpremultiply(F.interpolate(premultiply(sprite[None]), size=(cell, cell), mode="bilinear", antialias=True,
                                         align_corners=False))[0]
     out = torch.zeros(4, size, size, dtype=torch.uint8, device=sprite.device)
@@ -113,6 +138,43 @@ def copies(sprite: torch.Tensor, n: int, size: int | None = None) -> torch.Tenso
         x0 = (size - in_row * cell) // 2
         out[:, y0 + r * cell:y0 + (r + 1) * cell, x0 + c * cell:x0 + (c + 1) * cell] = small
     return out
+
+
+def mean_hue(sprite: torch.Tensor) -> float | None:
+    """The hue in degrees (0 red, 120 green, 240 blue) of the mean colour of a sprite's
+    opaque pixels (alpha > 127) ``[4, H, W]``; None when it has none or that colour is grey."""
+    vis = sprite[3] > 127
+    if not vis.any():
+        return None
+    r, g, b = (sprite[c][vis].double().mean().item() / 255 for c in range(3))
+    hi, lo = max(r, g, b), min(r, g, b)
+    if hi - lo < 1e-3:
+        return None
+    if hi == r:
+        h = ((g - b) / (hi - lo)) % 6
+    elif hi == g:
+        h = (b - r) / (hi - lo) + 2
+    else:
+        h = (r - g) / (hi - lo) + 4
+    return 60.0 * h
+
+
+def hue_distance(a: float, b: float) -> float:
+    """Degrees between two hues on the colour circle (0..180)."""
+    d = abs(a - b) % 360
+    return min(d, 360 - d)
+
+
+def contrast(sprite: torch.Tensor, background=(255, 255, 255), levels: int = 24) -> float:
+    """Share of a sprite's opaque pixels (alpha > 127) ``[4, H, W]`` that differ from the
+    ``background`` by more than ``levels`` in some channel once composited over it: how
+    much of the object can be seen at all (a white object on white: almost none)."""
+    vis = sprite[3] > 127
+    if not vis.any():
+        return 0.0
+    shown = over(sprite[None], background)[0].to(torch.int16)
+    bg = torch.tensor(background, dtype=torch.int16, device=sprite.device).view(3, 1, 1)
+    return ((shown - bg).abs().amax(0) > levels)[vis].float().mean().item()
 
 
 def over(sprites: torch.Tensor, background=(255, 255, 255)) -> torch.Tensor:

@@ -6,7 +6,7 @@ import torch
 from engine.errors import UserError
 from kernels import sprites as T
 from kernels.mesh_render import HeadlessGLError, render_parts
-from scenes.kiva import OBJECTS, build, load_mesh_folder
+from scenes.kiva import OBJECTS, build
 from scenes.kiva.trials import tint
 from scenes.kiva.views import sprite
 from tests.runners import Recorder
@@ -52,19 +52,6 @@ def test_missing_headless_gl_names_the_library(monkeypatch):
     with pytest.raises(HeadlessGLError, match="libEGL.*apt-get install libegl1"):
         mesh_render._renderer_module()
     mesh_render._renderer_module.cache_clear()
-
-
-def test_user_mesh_folders(tmp_path):
-    import open3d as o3d
-
-    (tmp_path / "meshes").mkdir()
-    o3d.io.write_triangle_mesh(str(tmp_path / "meshes" / "wedge.obj"), o3d.geometry.TriangleMesh.create_cone(0.5, 1.0))
-    objs = load_mesh_folder(tmp_path / "meshes")
-    assert list(objs) == ["wedge"]
-    assert (render_parts(objs["wedge"], "front", 48)[3] > 0).any()
-    (tmp_path / "empty").mkdir()
-    with pytest.raises(UserError, match="no readable mesh"):
-        load_mesh_folder(tmp_path / "empty")
 
 
 def _sprites():
@@ -148,15 +135,20 @@ def _iou_mask(a, b):
     return ((ma & mb).sum() / (ma | mb).sum().clamp_min(1)).item()
 
 
+def _base(name):
+    """An object's fitted trial sprite: its render, cropped to what is visible, 90% of 256 px."""
+    return T.fit(sprite(name, "front", 256)[None])[0]
+
+
 def _expected(s, test_in=None):
     """The correct option rebuilt from the metadata with the transforms, apart from the generator."""
     m = s.meta
-    base = sprite(m["objects"][1], "front", 128)[None]
+    base = _base(m["objects"][1])[None]
     d, p = m["domain"], m["parameter"]
     if d == "colour":
-        return tint(tint(base, m["start"]), p)[0]
+        return tint(base, p)[0]                 # the target blends into the original object
     if d == "size":
-        return T.scale(T.scale(base, 0.45), 2.0 if p == "x2" else 0.5)[0]
+        return T.scale(T.scale(base, 0.5), 2.0 if p == "x2" else 0.5)[0]
     if d == "number":
         return T.copies(base[0], m["start"] + int(p))
     if d == "rotation":
@@ -218,7 +210,7 @@ def test_choice_reader():
     assert read("", s).format_error and read("none of them", s).format_error
 
 
-@pytest.mark.parametrize("protocol, images", [("kiva", [2, 2, 4, 4, 4]), ("kiva-stitched", [1, 1, 1, 1, 1])])
+@pytest.mark.parametrize("protocol, images", [("kiva", [2, 2, 4, 6, 6]), ("kiva-stitched", [1, 1, 1, 1, 1])])
 def test_three_stage_protocol(tmp_path, protocol, images):
     import json
 
@@ -252,11 +244,11 @@ def _adult_expected(s, test_in):
     d, p = m["domain"], m["parameter"]
     x = test_in[None]
     if d == "colour":
-        return tint(x, p)[0]
+        return tint(_base(m["objects"][1])[None], p)[0]
     if d == "size":
         return _size(x, p)[0]
     if d == "number":
-        return T.copies(sprite(m["objects"][1], "front", 128), _count(m["starts"][1], p))
+        return T.copies(_base(m["objects"][1]), _count(m["starts"][1], p))
     if d == "rotation":
         return T.rotate(x, ANGLE[p])[0]
     return T.reflect(x, p)[0]
@@ -286,9 +278,7 @@ COMPOSITIONAL = list_tasks("kiva_compositional/*")
 
 def _chain_expected(s, test_in=None):
     m = s.meta
-    x = T.scale(sprite(m["objects"][1], "front", 128)[None], 0.45)
-    if m["start"]:
-        x = tint(x, m["start"])
+    x = T.scale(_base(m["objects"][1])[None], 0.5)
     for d, p in zip(m["domains"], m["parameters"]):
         if d == "colour":
             x = tint(x, p)

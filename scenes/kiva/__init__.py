@@ -3,6 +3,6 @@ compositional visual-analogy trials (``kiva/``, ``kiva_adults/``, ``kiva_composi
 the three-stage protocols and the per-stage report."""
 from . import adults, compositional, protocol, trials  # noqa: F401  (register the trials, protocols, report)
 from .family import FAMILY
-from .objects import OBJECTS, build, load_mesh_folder
+from .objects import OBJECTS, build
 
-__all__ = ["FAMILY", "OBJECTS", "build", "load_mesh_folder"]
+__all__ = ["FAMILY", "OBJECTS", "build"]

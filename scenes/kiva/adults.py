@@ -3,7 +3,8 @@ yellow and grey targets with train input, test input, target and wrong option al
 different colours; stretching along one axis (the wrong option stretches the other);
 multiplying and dividing counts, with different start counts for the given pair and the
 test; rotations by 45 and 135 degrees from a random start orientation; reflection about
-both axes. Layout, options, controls and eligibility as in :mod:`scenes.kiva.trials`."""
+both axes. Colours blend into the original object, copies keep their size; layout, stages,
+controls and the measured suitability of objects as in :mod:`scenes.kiva.trials`."""
 from __future__ import annotations
 
 import numpy as np
@@ -11,8 +12,9 @@ import numpy as np
 from engine.sample import Draw
 
 from .family import FAMILY
-from .objects import OBJECTS
-from .trials import DOMAIN_WORDS, SPRITE, T, eligible, finish, present, tint, views
+from .presentation import finish, present
+from .stages import DOMAIN_WORDS, how_stage, what_stage
+from .trials import DRAWS, INPUT_SCALE, QUESTION, T, draw_objects, suitable, tint, torch
 
 TINTS = ("red", "green", "blue", "yellow")
 ADULTS = {
@@ -63,54 +65,66 @@ def _size(img, param):
     return T.scale(img, f)
 
 
-def _pair(rng, domain, param, a, b, tint_in, tint_test, start_in, start_test):
-    """(train_in, train_out, test_in, correct, wrong) for one draw."""
-    if domain == "colour":
-        tr = tint(a[None], tint_in)
-        te = tint(b[None], tint_test)
-        wrong = next(c for c in rng.permutation(list(ADULTS["colour"])) if c not in (param, tint_in, tint_test))
-        return tr[0], tint(tr, param)[0], te[0], tint(te, param)[0], tint(te, str(wrong))[0]
-    if domain == "size":
-        tr, te = T.scale(a[None], 0.45), T.scale(b[None], 0.45)
-        wrong = {"x2": "x0.5", "x0.5": "x2", "x2_x": "x2_y", "x2_y": "x2_x", "x0.5_x": "x0.5_y", "x0.5_y": "x0.5_x"}[param]
-        return tr[0], _size(tr, param)[0], te[0], _size(te, param)[0], _size(te, wrong)[0]
+def _wrong_how(domain: str, param: str, wrong: str) -> str:
+    """The stage-2 distractor: the wrong option's change; for number the opposite operation
+    (as the paper's scripts word it)."""
     if domain == "number":
+        return {"+": "-", "-": "+", "x": "/", "/": "x"}[param[0]] + param[1:]
+    return wrong
+
+
+def _pair(rng, domain, param, a, b, tint_in, tint_test, start_in, start_test):
+    """``(train_in, train_out, test_in, correct, wrong, colours, wrong parameter)``."""
+    if domain == "colour":
+        wrong = str(next(c for c in rng.permutation(list(ADULTS["colour"])) if c not in (param, tint_in, tint_test)))
+        both = torch.stack([a, b])
+        out = tint(both, param)
+        tr, te, bad = tint(a[None], tint_in)[0], tint(b[None], tint_test)[0], tint(b[None], wrong)[0]
+        colours = [(tr, tint_in), (te, tint_test), (out[0], param), (out[1], param), (bad, wrong)]
+        return tr, out[0], te, out[1], bad, colours, wrong
+    if domain == "size":
+        x = T.scale(torch.stack([a, b]), INPUT_SCALE)
+        wrong = {"x2": "x0.5", "x0.5": "x2", "x2_x": "x2_y", "x2_y": "x2_x", "x0.5_x": "x0.5_y", "x0.5_y": "x0.5_x"}[param]
+        out = _size(x, param)
+        return x[0], out[0], x[1], out[1], _size(x[1:], wrong)[0], (), wrong
+    if domain == "number":
+        right = _count(start_test, param)
         return (T.copies(a, start_in), T.copies(a, _count(start_in, param)), T.copies(b, start_test),
-                T.copies(b, _count(start_test, param)), T.copies(b, _wrong_count(start_test, param)))
+                T.copies(b, right), T.copies(b, _wrong_count(start_test, param)), (),
+                f"{_wrong_count(start_test, param)} objects")
     tr, te = T.fit_for_rotation(a[None]), T.fit_for_rotation(b[None])
     if domain == "rotation":
         tr, te = T.rotate(tr, start_in), T.rotate(te, start_test)          # a random start orientation
+        wrong = WRONG_ANGLE[param]
         return (tr[0], T.rotate(tr, ANGLE[param])[0], te[0], T.rotate(te, ANGLE[param])[0],
-                T.rotate(te, ANGLE[WRONG_ANGLE[param]])[0])
+                T.rotate(te, ANGLE[wrong])[0], (), wrong)
     wrong = {"x": "y", "y": "x", "both": "x"}[param]
-    return tr[0], T.reflect(tr, param)[0], te[0], T.reflect(te, param)[0], T.reflect(te, wrong)[0]
+    return tr[0], T.reflect(tr, param)[0], te[0], T.reflect(te, param)[0], T.reflect(te, wrong)[0], (), wrong
 
 
 @FAMILY.task(cases={f"kiva_adults/{d}/{p.replace('/', 'div')}": {"domain": d, "param": p}
                     for d, ps in ADULTS.items() for p in ps},
              description=lambda domain, param: f"KiVA adults {domain}: {param}",
              answer_distribution={"(A)": 1 / 3, "(B)": 1 / 3, "(C)": 1 / 3})
-def adult_trial(rng: np.random.Generator, index: int, domain: str, param: str) -> Draw:
+def adult_trial(rng: np.random.Generator, index: int, domain: str, param: str, settings) -> Draw:
     """One adults' trial of ``domain`` with ``param``; see :mod:`scenes.kiva.trials`."""
     control = index % 10 == 9
     shape_only = domain in ("rotation", "reflection")
-    for _ in range(40):
-        train_obj, test_obj = (OBJECTS[int(i)] for i in rng.choice(len(OBJECTS), 2, replace=False))
-        a, b = views.sprite(train_obj, "front", SPRITE), views.sprite(test_obj, "front", SPRITE)
+    for _ in range(DRAWS):
+        train_obj, test_obj, a, b = draw_objects(rng, settings, ADULTS["colour"] if domain == "colour" else ())
         tints = [str(c) for c in rng.permutation([t for t in TINTS if t != param])[:2]]
         starts = [int(x) for x in rng.permutation(STARTS[param])[:2]] if domain == "number" else \
             [45 * int(x) for x in rng.integers(0, 8, 2)] if domain == "rotation" else [0, 0]
-        train_in, train_out, test_in, correct, wrong = _pair(rng, domain, param, a, b, *tints, *starts)
-        if eligible(train_in, train_out, [correct, wrong, test_in], shape_only):
+        train_in, train_out, test_in, correct, wrong, colours, wrong_param = _pair(rng, domain, param, a, b,
+                                                                                   *tints, *starts)
+        if suitable(train_in, train_out, test_in, correct, wrong, shape_only, colours):
             break
     else:
-        raise RuntimeError(f"kiva_adults/{domain}/{param}: no eligible objects in 40 draws (index {index})")
+        raise RuntimeError(f"kiva_adults/{domain}/{param}: no suitable objects in {DRAWS} draws (index {index})")
     panels, order, answer = present(rng, control, train_in, train_out, test_in, correct, wrong)
-    what = [DOMAIN_WORDS[d] for d in ("colour", "size", "number", "rotation")] + ["No change between pictures",
-                                                                                  "Doesn't apply"]
-    how = [HOW.get((domain, p)) or HOW[p] for p in ADULTS[domain]] + ["Doesn't apply"]
-    return finish(panels, answer, {
+    text = lambda p: HOW.get((domain, p)) or HOW[p]  # noqa: E731
+    return finish(panels, QUESTION, answer, {
         "domain": domain, "parameter": param, "control": control, "objects": [train_obj, test_obj], "tints": tints,
-        "starts": starts, "options": order,
-        "what": {"options": what, "gold": what.index("No change between pictures" if control else DOMAIN_WORDS[domain]) + 1},
-        "how": {"options": how, "gold": None if control else ADULTS[domain].index(param) + 1}})
+        "starts": starts, "wrong": wrong_param, "options": order,
+        "what": what_stage(rng, DOMAIN_WORDS[domain], control),
+        "how": how_stage(rng, text(param), text(_wrong_how(domain, param, wrong_param)), control)})

@@ -1,16 +1,14 @@
 """A library of everyday 3D objects and toys, each built procedurally from open3d mesh
 primitives: a list of coloured parts. ``build(name)`` returns the parts, normalised to fit
-the unit sphere; :mod:`scenes.kiva.views` renders them into RGBA sprites. User meshes
-(OBJ/PLY/GLB, any folder) load through :func:`load_mesh_folder`."""
+the unit sphere; :mod:`scenes.kiva.views` renders them into RGBA sprites. A user's folder of
+meshes or object images replaces them through :mod:`scenes.kiva.library`."""
 from __future__ import annotations
 
 import functools
 import math
-from pathlib import Path
 
 import numpy as np
 
-from engine.errors import UserError
 
 Part = tuple  # (open3d.geometry.TriangleMesh, (r, g, b) in 0..1)
 
@@ -302,29 +300,3 @@ def build(name: str) -> tuple:
         m.scale(1.0 / radius, center=(0, 0, 0))
         m.compute_vertex_normals()
     return tuple(parts)
-
-
-MESH_SUFFIXES = (".obj", ".ply", ".glb", ".gltf", ".stl", ".off")
-
-
-def load_mesh_folder(folder) -> dict[str, tuple]:
-    """Every mesh file in ``folder`` (recursively) as an object ``{name: parts}``, grey,
-    centred and scaled like the built-in ones. A folder with no readable mesh is an error."""
-    o3d = _o3d()
-    root = Path(folder)
-    if not root.is_dir():
-        raise UserError(f"mesh folder {str(root)!r} does not exist")
-    out = {}
-    for f in sorted(p for p in root.rglob("*") if p.suffix.lower() in MESH_SUFFIXES):
-        m = o3d.io.read_triangle_mesh(str(f))
-        if len(m.triangles) == 0:
-            continue
-        pts = np.asarray(m.vertices)
-        centre = (pts.min(0) + pts.max(0)) / 2
-        m.translate(-centre)
-        m.scale(1.0 / np.linalg.norm(pts - centre, axis=1).max(), center=(0, 0, 0))
-        m.compute_vertex_normals()
-        out[f.stem] = ((m, GREY),)
-    if not out:
-        raise UserError(f"no readable mesh ({', '.join(MESH_SUFFIXES)}) in {str(root)!r}")
-    return out

@@ -4,33 +4,41 @@ A trial shows a given transformation (train input -> train output) of one object
 different test object and three options: (A)(B)(C) = the correct transformation, the same
 domain with the wrong parameter, and the unchanged test input, in a seeded shuffle; "(D)"
 means none applies. One trial in ten (``index % 10 == 9``) is a no-change control: the given
-pair does not change, so the unchanged option is the answer. Objects for rotation and
-reflection are *measured*: a trial is used only when every option differs visibly from
-every other and the given pair visibly changes (a symmetric bowl never qualifies).
+pair does not change, so the unchanged option is the answer.
 
-Panels: the stitched composite (given pair on top, the labelled option pairs below), then
-train input, train output, test input and options A, B, C as separate images.
+The rules follow the paper's released data: a colour change blends the target colour into
+the *original* object (inputs are the original blended with a start colour); copies keep
+their size whatever their number. Which objects suit a trial is *measured* on the drawn
+sprites, for built-in and user objects alike (:func:`suitable`): every option differs
+visibly from every other and the given pair changes (a symmetric bowl never rotates
+visibly), every named colour lands within 20 degrees of its hue, and every object stands out
+from the white background.
+
+Panels: the stitched composite, then train input, train output, test input and options A,
+B, C as separate images (:mod:`scenes.kiva.presentation`).
 """
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
+from engine.errors import UserError
 from engine.lazy import lazy_module
 from engine.sample import Draw
-from engine.scene import Scene
 
+from . import library
 from .family import FAMILY
-from .objects import OBJECTS
+from .presentation import finish, present
+from .stages import DOMAIN_WORDS, how_stage, what_stage
 
-# torch and the GL stack: loaded when the first trial is drawn, so that listing tasks stays fast
+# torch kernels: loaded when the first trial is drawn, so that listing tasks stays fast
 T = lazy_module("kernels.sprites")
-views = lazy_module("scenes.kiva.views")
+torch = lazy_module("torch")
 
-SPRITE = 128
+SPRITE = 256
 KIDS = {"colour": ("red", "green", "blue"), "size": ("x2", "x0.5"), "number": ("+1", "+2", "-1", "-2"),
         "rotation": ("+90", "-90", "180"), "reflection": ("x", "y")}
-DOMAIN_WORDS = {"colour": "Color of objects", "size": "Size of objects", "number": "Number of objects",
-                "rotation": "Orientation of objects", "reflection": "Orientation of objects"}
 SPEC_WORDS = {"red": "The objects turned red.", "green": "The objects turned green.", "blue": "The objects turned blue.",
               "x2": "The objects got bigger.", "x0.5": "The objects got smaller.",
               "+1": "The number of objects increased by 1.", "+2": "The number of objects increased by 2.",
@@ -48,10 +56,15 @@ EXTRAPOLATE = ("Which one of the three left-to-right object transformations (mar
                "bottom of the puzzle is the same as the left-to-right transformation on the top of the puzzle? Answer "
                "with the correct letter surrounded by parentheses (or (D) if none of the options apply), then provide a "
                "\"step-by-step\" reasoning for your choice.")
-OPTIONS = ["(A)", "(B)", "(C)", "(D)"]
+QUESTION = SYSTEM + "\n\n" + EXTRAPOLATE
 MIN_CHANGE = 0.02              # share of pixels that must differ for two images to count as different
 SHAPE_CHANGE = 0.04            # share of the silhouettes' union that must differ (rotation, reflection)
 TARGETS = {"red": (255, 0, 0), "green": (0, 128, 0), "blue": (0, 0, 255), "yellow": (255, 255, 0)}
+HUES = {"red": 0.0, "green": 120.0, "blue": 240.0, "yellow": 60.0}
+HUE_TOLERANCE = 20.0           # degrees: a tinted object's hue must lie this close to its colour's
+MIN_CONTRAST = 0.5             # share of an object's pixels that must stand out from the white background
+INPUT_SCALE = 0.5              # size trials: inputs at half the fitted object, so that doubling still fits
+DRAWS = 60                     # object pairs tried before a trial gives up
 
 
 def tint(sprites, colour: str):
@@ -59,31 +72,19 @@ def tint(sprites, colour: str):
     return T.recolour(sprites, "grey" if colour == "grey" else TARGETS[colour])
 
 
+def how_wrong(domain: str, param: str) -> str:
+    """The kids' stage-2 distractor: the change the wrong option shows, for number the
+    opposite change (as the paper's scripts word it)."""
+    if domain == "number":
+        return ("-" if param[0] == "+" else "+") + param[1:]
+    return wrong_parameter(domain, param)
+
+
 def wrong_parameter(domain: str, param: str) -> str:
     """The option of the same domain with the wrong parameter (the spec's pairing)."""
     if domain == "colour":
         raise ValueError("the colour domain's wrong option depends on the start colour")
-    return {"x2": "x0.5", "x0.5": "x2", "+90": "180", "-90": "180", "180": "+90", "x": "y", "y": "x",
-            "+1": "+1", "+2": "+2", "-1": "-1", "-2": "-2"}[param]
-
-
-def _apply(domain: str, param: str, base, start: int | str):
-    """(input, output) RGBA sprites ``[4, S, S]`` of one object for one transformation."""
-    b = base[None]
-    if domain == "colour":
-        inp = tint(b, start)
-        return inp[0], tint(inp, param)[0]
-    if domain == "size":
-        inp = T.scale(b, 0.45)
-        return inp[0], T.scale(inp, 2.0 if param == "x2" else 0.5)[0]
-    if domain == "number":
-        n = int(start)
-        return T.copies(base, n), T.copies(base, n + int(param))
-    if domain == "rotation":
-        inp = T.fit_for_rotation(b)
-        return inp[0], T.rotate(inp, {"+90": 90, "-90": -90, "180": 180}[param])[0]
-    inp = T.fit_for_rotation(b)
-    return inp[0], T.reflect(inp, param)[0]
+    return {"x2": "x0.5", "x0.5": "x2", "+90": "180", "-90": "180", "180": "+90", "x": "y", "y": "x"}[param]
 
 
 def differ(a, b, shape_only: bool = False) -> bool:
@@ -98,95 +99,106 @@ def differ(a, b, shape_only: bool = False) -> bool:
     return T.pixel_change(a, b) > MIN_CHANGE
 
 
-def _panel(img) -> Scene:
-    s = Scene(background=(255, 255, 255))
-    s.sprite(img, (0.5, 0.5), (0.92, 0.92))
-    return s
+def suitable(train_in, train_out, test_in, correct, wrong, shape_only: bool, colours=()) -> bool:
+    """Whether a drawn trial is fit to show: the given pair visibly changes, the three options
+    all differ visibly, every image stands out from the white background (:data:`MIN_CONTRAST`),
+    and every ``(image, colour)`` of ``colours`` has its colour's hue (within
+    :data:`HUE_TOLERANCE`; grey has none to check)."""
+    options = [correct, wrong, test_in]
+    if not (differ(train_in, train_out, shape_only)
+            and all(differ(options[i], options[j], shape_only) for i in range(3) for j in range(i + 1, 3))):
+        return False
+    if any(T.contrast(im) < MIN_CONTRAST for im in (train_in, train_out, test_in, correct, wrong)):
+        return False
+    return all(hue_ok(im, colour) for im, colour in colours)
 
 
-def composite(train_in, train_out, test_in, options) -> Scene:
-    """The stitched presentation: the given pair on top, three labelled option pairs below."""
-    s = Scene(background=(255, 255, 255))
-    w = 0.15
-    s.sprite(train_in, (0.32, 0.16), (0.26, 0.26))
-    s.arrow((0.45, 0.16), (0.55, 0.16), width=0.012, color=(0, 0, 0))
-    s.sprite(train_out, (0.68, 0.16), (0.26, 0.26))
-    s.line((0.02, 0.33), (0.98, 0.33), width=0.004, color=(0, 0, 0))
-    for k, opt in enumerate(options):
-        x0 = 0.02 + k * 0.33
-        s.rectangle((x0 + 0.155, 0.62), (0.31, 0.52), color=(90, 90, 90), fill=False, stroke=0.003)
-        s.text(OPTIONS[k], (x0 + 0.155, 0.41), height=0.045, color=(0, 0, 0))
-        s.sprite(test_in, (x0 + 0.08, 0.62), (w, w))
-        s.arrow((x0 + 0.135, 0.62), (x0 + 0.175, 0.62), width=0.006, color=(0, 0, 0))
-        s.sprite(opt, (x0 + 0.235, 0.62), (w, w))
-    return s
+def hue_ok(image, colour: str) -> bool:
+    """Whether ``image`` ``[4, S, S]`` shows ``colour``: its mean hue within HUE_TOLERANCE of
+    the colour's (grey has no hue to check)."""
+    if colour == "grey":
+        return True
+    hue = T.mean_hue(image)
+    return hue is not None and T.hue_distance(hue, HUES[colour]) <= HUE_TOLERANCE
 
 
-def eligible(train_in, train_out, options, shape_only: bool) -> bool:
-    """Whether the given pair visibly changes and the three options all differ visibly."""
-    return differ(train_in, train_out, shape_only) and all(
-        differ(options[i], options[j], shape_only) for i in range(3) for j in range(i + 1, 3))
+@functools.lru_cache(maxsize=256)
+def _pool(folder: str, colours: tuple[str, ...]) -> tuple[str, ...]:
+    """The objects that stand out from the background and, blended with each of ``colours``,
+    show that colour: measured once per object library."""
+    settings = {"objects": folder}
+    out = []
+    for name in library.names(settings):
+        img = library.sprite(name, SPRITE, settings)
+        if T.contrast(img) >= MIN_CONTRAST and all(hue_ok(tint(img[None], c)[0], c) for c in colours):
+            out.append(name)
+    if len(out) < 2:
+        raise UserError(f"kiva objects {folder or '(built-in)'}: only {len(out)} object(s) stand out from a white "
+                        f"background{' and take the colours ' + ', '.join(colours) if colours else ''}; "
+                        "a trial needs 2 (use objects of lighter, less saturated colours)")
+    return tuple(out)
 
 
-def present(rng: np.random.Generator, control: bool, train_in, train_out, test_in, correct, wrong):
-    """Shuffle the options (seeded) and build the panels: the composite, then the given pair,
-    the test input and the options. A control's given pair does not change. Returns
-    ``(panels, option order, answer letter)``."""
-    if control:
-        train_out = train_in
-    opts = {"correct": correct, "wrong": wrong, "unchanged": test_in}
-    order = [str(k) for k in rng.permutation(list(opts))]
-    answer = OPTIONS[order.index("unchanged" if control else "correct")]
-    shown = [opts[k] for k in order]
-    panels = [composite(train_in, train_out, test_in, shown), _panel(train_in), _panel(train_out), _panel(test_in)]
-    return panels + [_panel(x) for x in shown], order, answer
+def draw_objects(rng: np.random.Generator, settings, colours=()) -> tuple[str, str, object, object]:
+    """Two different objects of the trial's library and their fitted sprites ``[4, S, S]``,
+    drawn among those that suit the trial's ``colours`` (:func:`_pool`)."""
+    pool = _pool((settings or {}).get("objects") or "", tuple(sorted(set(colours))))
+    i, j = rng.choice(len(pool), 2, replace=False)
+    a, b = pool[int(i)], pool[int(j)]
+    return a, b, library.sprite(a, SPRITE, settings), library.sprite(b, SPRITE, settings)
 
 
-def finish(panels, answer: str, meta: dict) -> Draw:
-    """The trial as a sample: the extrapolation question, the letter answer, the metadata."""
-    return Draw(panels, SYSTEM + "\n\n" + EXTRAPOLATE, answer, "fixed", options=OPTIONS, meta=meta,
-                gold_text=answer, prompt_panels=[0])
+def _kids(domain: str, param: str, a, b, start):
+    """``(train_in, train_out, test_in, correct, wrong, colours)`` of a kids' trial."""
+    if domain == "colour":
+        wrong = next(c for c in KIDS["colour"] if c not in (param, start))
+        both = torch.stack([a, b])
+        inp, out, bad = tint(both, start), tint(both, param), tint(both[1:], wrong)[0]
+        colours = [(inp[0], start), (inp[1], start), (out[0], param), (out[1], param), (bad, wrong)]
+        return inp[0], out[0], inp[1], out[1], bad, colours
+    if domain == "number":
+        n = int(start)
+        bad = n - 1 if param[0] == "+" else n + 1          # the same domain, the wrong count
+        return (T.copies(a, n), T.copies(a, n + int(param)), T.copies(b, n), T.copies(b, n + int(param)),
+                T.copies(b, bad), ())
+    if domain == "size":
+        x = T.scale(torch.stack([a, b]), INPUT_SCALE)
+        f = {"x2": 2.0, "x0.5": 0.5}
+        out, bad = T.scale(x, f[param]), T.scale(x[1:], f[wrong_parameter(domain, param)])[0]
+        return x[0], out[0], x[1], out[1], bad, ()
+    x = T.fit_for_rotation(torch.stack([a, b]))
+    if domain == "rotation":
+        deg = {"+90": 90, "-90": -90, "180": 180}
+        out, bad = T.rotate(x, deg[param]), T.rotate(x[1:], deg[wrong_parameter(domain, param)])[0]
+    else:
+        out, bad = T.reflect(x, param), T.reflect(x[1:], wrong_parameter(domain, param))[0]
+    return x[0], out[0], x[1], out[1], bad, ()
 
 
 @FAMILY.task(cases={f"kiva/{d}/{p}": {"domain": d, "param": p} for d, ps in KIDS.items() for p in ps},
              description=lambda domain, param: f"KiVA {domain}: {SPEC_WORDS[param]}",
              answer_distribution={"(A)": 1 / 3, "(B)": 1 / 3, "(C)": 1 / 3})
-def trial(rng: np.random.Generator, index: int, domain: str, param: str) -> Draw:
+def trial(rng: np.random.Generator, index: int, domain: str, param: str, settings) -> Draw:
     """One KiVA trial; see the module docstring."""
     control = index % 10 == 9
-    for _ in range(40):
-        train_obj, test_obj = (OBJECTS[int(i)] for i in rng.choice(len(OBJECTS), 2, replace=False))
+    for _ in range(DRAWS):
         start: int | str = 0
         if domain == "colour":
             start = [c for c in KIDS["colour"] if c != param][int(rng.integers(2))]
-            wrong = next(c for c in KIDS["colour"] if c not in (param, start))
-        elif domain == "number":
+        train_obj, test_obj, a, b = draw_objects(rng, settings, KIDS["colour"] if domain == "colour" else ())
+        if domain == "number":
             start = int(rng.choice([2, 3, 4] if param.startswith("+") else [3, 4, 5]))
-            wrong = None
-        else:
-            wrong = wrong_parameter(domain, param)
-        a = views.sprite(train_obj, "front", SPRITE)
-        b = views.sprite(test_obj, "front", SPRITE)
-        train_in, train_out = _apply(domain, param, a, start)
-        test_in, correct = _apply(domain, param, b, start)
-        if domain == "number":          # the same domain, the wrong count: start - 1 (for +), start + 1 (for -)
-            wrong_img = T.copies(b, int(start) - 1 if param.startswith("+") else int(start) + 1)
-            wrong_label = f"start{'-1' if param.startswith('+') else '+1'}"
-        else:
-            wrong_img = _apply(domain, wrong, b, start)[1]
-            wrong_label = wrong
-        if eligible(train_in, train_out, [correct, wrong_img, test_in], domain in ("rotation", "reflection")):
+        train_in, train_out, test_in, correct, wrong_img, colours = _kids(domain, param, a, b, start)
+        if suitable(train_in, train_out, test_in, correct, wrong_img, domain in ("rotation", "reflection"), colours):
             break
     else:
-        raise RuntimeError(f"kiva/{domain}/{param}: no eligible objects in 40 draws (index {index})")
+        raise RuntimeError(f"kiva/{domain}/{param}: no suitable objects in {DRAWS} draws (index {index})")
+    wrong_label = next(c for c in KIDS["colour"] if c not in (param, start)) if domain == "colour" else \
+        f"start{'-1' if param.startswith('+') else '+1'}" if domain == "number" else wrong_parameter(domain, param)
     panels, order, answer = present(rng, control, train_in, train_out, test_in, correct, wrong_img)
-    others = [d for d in ("colour", "size", "number", "rotation") if d != ("rotation" if domain == "reflection" else domain)]
-    shown_domains = [("rotation" if domain == "reflection" else domain)] + [str(d) for d in rng.permutation(others)[:2]]
-    shown_domains = [shown_domains[int(i)] for i in rng.permutation(3)]
-    what = [DOMAIN_WORDS[d] for d in shown_domains] + ["No change between pictures", "Doesn't apply"]
-    what_gold = "No change between pictures" if control else DOMAIN_WORDS[domain]
-    how = [SPEC_WORDS[p] for p in KIDS[domain]] + ["Doesn't apply"]
-    return finish(panels, answer, {
+    wrong_how = wrong_label if domain == "colour" else how_wrong(domain, param)
+    return finish(panels, QUESTION, answer, {
         "domain": domain, "parameter": param, "control": control, "objects": [train_obj, test_obj], "start": start,
-        "wrong": wrong_label, "options": order, "what": {"options": what, "gold": what.index(what_gold) + 1},
-        "how": {"options": how, "gold": None if control else KIDS[domain].index(param) + 1}})
+        "wrong": wrong_label, "options": order,
+        "what": what_stage(rng, DOMAIN_WORDS[domain], control),
+        "how": how_stage(rng, SPEC_WORDS[param], SPEC_WORDS[wrong_how], control)})

@@ -15,7 +15,7 @@ from kernels.mesh_render import render_parts
 
 from .objects import build
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2                # 2: edges un-premultiplied (no dark fringe)
 
 
 def _cache_dir() -> Path:
