@@ -101,10 +101,14 @@ def render_parts(parts, view: str = "front", size: int = 256) -> torch.Tensor:
 
 def load_mesh_file(path):
     """A mesh file (OBJ, PLY, GLB, ...) as a trimesh scene with its own colours and textures,
-    centred and scaled into the unit sphere. Raises ``ValueError`` when it holds no triangles."""
+    centred and scaled into the unit sphere; points and lines in it are left out. Raises
+    ``ValueError`` when it holds no triangles."""
     _, trimesh = _renderer_module()
     tm = trimesh.load(str(path), force="scene")
-    if not tm.geometry or not any(len(getattr(g, "faces", ())) for g in tm.geometry.values()):
+    for key, geometry in list(tm.geometry.items()):
+        if not isinstance(geometry, trimesh.Trimesh) or len(geometry.faces) == 0:
+            tm.delete_geometry(key)
+    if not tm.geometry:
         raise ValueError("no triangles in it")
     lo, hi = tm.bounds
     centre, radius = (lo + hi) / 2, float(np.linalg.norm(hi - lo)) / 2

@@ -264,7 +264,12 @@ def test_a_folder_of_meshes_with_their_own_colours_is_used_in_every_trial_type(t
     ball = o3d.geometry.TriangleMesh.create_sphere(0.5, resolution=24)
     ball.paint_uniform_color((0.5, 0.5, 0.55))
     o3d.io.write_triangle_mesh(str(tmp_path / "ball.ply"), ball)
+    import trimesh
+
+    mixed = trimesh.Scene([trimesh.creation.box((1.0, 0.3, 0.3)), trimesh.PointCloud(np.random.default_rng(0).random((20, 3)))])
+    mixed.export(str(tmp_path / "stick.glb"))                 # points beside the triangles: left out
     settings = {"kiva.objects": str(tmp_path)}
+    assert (sprite("user:stick", 64, {"objects": str(tmp_path)})[3] > 127).any()
     red = sprite("user:rusty", 128, {"objects": str(tmp_path)})
     r, g, b = (red[c][red[3] > 127].float().mean() for c in range(3))
     assert r > 1.5 * g and r > 1.5 * b                         # its own colour, not forced grey
@@ -285,9 +290,12 @@ def test_a_folder_of_object_images_is_keyed_and_used(tmp_path):
     plain = Image.new("RGB", (100, 100), (250, 250, 250))
     ImageDraw.Draw(plain).polygon([(20, 15), (80, 15), (80, 35), (40, 35), (40, 60), (20, 85)], fill=(120, 110, 95))
     plain.save(tmp_path / "flag.jpg", quality=95)
-    keyed = sprite("user:flag", 128, {"objects": str(tmp_path)})
-    assert keyed[3, 0, 0] == 0 and keyed[3, 64, 40] == 255 or (keyed[3] > 127).float().mean() < 0.6
-    assert (keyed[3] == 0).any() and (keyed[3] > 127).any()
+    from scenes.kiva.library import _load_image
+
+    keyed = _load_image(tmp_path / "flag.jpg")                 # [H, W, 4], the picture's own frame
+    assert keyed[50, 90, 3] == 0 and keyed[5, 5, 3] == 0 and keyed[50, 60, 3] == 0      # background, the notch
+    assert keyed[25, 50, 3] == 255 and keyed[70, 30, 3] == 255                         # the shape
+    assert (sprite("user:flag", 128, {"objects": str(tmp_path)})[3] > 127).any()
     settings = {"kiva.objects": str(tmp_path)}
     for s in _trials_of_every_type(settings):
         assert sorted(s.meta["objects"]) == ["user:ell", "user:flag"], s.id
@@ -307,5 +315,10 @@ def test_bad_object_folders_name_the_file(tmp_path):
         with pytest.raises(UserError) as e:
             get_task("kiva/size/x2", {"kiva.objects": str(tmp_path / folder)}).sample(0, 0)
         assert name in str(e.value) and "\n" not in str(e.value), str(e.value)
+    (tmp_path / "d").mkdir()
+    for suffix in (".png", ".jpg"):
+        Image.new("RGB", (20, 20), (200, 0, 0)).save(tmp_path / "d" / f"cup{suffix}")
+    with pytest.raises(UserError, match="both object 'user:cup'"):
+        get_task("kiva/size/x2", {"kiva.objects": str(tmp_path / "d")})
     with pytest.raises(UserError, match="not a folder"):
         get_task("kiva/size/x2", {"kiva.objects": str(tmp_path / "nowhere")})

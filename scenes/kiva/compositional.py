@@ -13,8 +13,8 @@ from engine.sample import Draw
 from .family import FAMILY
 from .presentation import finish, present
 from .stages import DOMAIN_WORDS, how_stage, what_stage
-from .trials import (DRAWS, INPUT_SCALE, KIDS, QUESTION, SPEC_WORDS, T, draw_objects, suitable, tint, torch,
-                     wrong_parameter)
+from .trials import (DRAWS, INPUT_SCALE, KIDS, QUESTION, SPEC_WORDS, T, differ, draw_objects, suitable, tint,
+                     torch, wrong_parameter)
 
 PAIRS = (("colour", "size"), ("colour", "rotation"), ("colour", "reflection"), ("size", "rotation"),
          ("size", "reflection"))
@@ -79,7 +79,10 @@ def compositional_trial(rng: np.random.Generator, index: int, domains, parameter
         colours = []
         if start:
             colours = [(shown[0], start), (shown[1], start), (out[0], p1), (out[1], p1), (wrong, p1)]
-        if suitable(shown[0], out[0], shown[1], out[1], wrong, False, colours):
+        # the right and wrong options differ only in the second change: for a turn or a flip,
+        # their outlines must differ (a symmetric object would differ in shading alone)
+        if suitable(shown[0], out[0], shown[1], out[1], wrong, False, colours) and (
+                d2 not in ("rotation", "reflection") or differ(out[1], wrong, shape_only=True)):
             break
     else:
         raise RuntimeError(f"kiva_compositional/{d1}+{d2}: no suitable objects in {DRAWS} draws (index {index})")

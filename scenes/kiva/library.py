@@ -69,9 +69,9 @@ def _fingerprint(root: Path) -> str:
 
 
 @functools.lru_cache(maxsize=8)
-def user_objects(root: str, fingerprint: str) -> dict[str, tuple[str, object]]:
-    """The objects of folder ``root``: ``{name: (kind, loaded)}``, ``kind`` ``"mesh"`` (a
-    trimesh scene) or ``"image"`` (an RGBA array). A folder holding any mesh is a mesh folder
+def user_objects(root: str, fingerprint: str) -> dict[str, tuple[str, object, Path]]:
+    """The objects of folder ``root``: ``{name: (kind, loaded, file)}``, ``kind`` ``"mesh"``
+    (a trimesh scene) or ``"image"`` (an RGBA array). A folder holding any mesh is a mesh folder
     (its images are textures); otherwise every image is an object. A file of another kind,
     or one that does not load, is a one-line :class:`UserError` naming it."""
     files = _files(Path(root))
@@ -81,11 +81,16 @@ def user_objects(root: str, fingerprint: str) -> dict[str, tuple[str, object]]:
         if p.suffix.lower() not in allowed:
             raise UserError(f"kiva.objects: {p}: unsupported file type {p.suffix or '(none)'!r}; allowed: "
                             f"meshes {', '.join(MESHES)} or images {', '.join(IMAGES)}")
-    out: dict[str, tuple[str, object]] = {}
+    named: dict[str, Path] = {}
     for p in meshes or [p for p in files if p.suffix.lower() in IMAGES]:
         name = "user:" + str(p.relative_to(root).with_suffix(""))
+        if name in named:
+            raise UserError(f"kiva.objects: {named[name]} and {p} are both object {name!r}; rename one")
+        named[name] = p
+    out: dict[str, tuple[str, object, Path]] = {}
+    for name, p in named.items():
         try:
-            out[name] = ("mesh", mesh_render.load_mesh_file(p)) if meshes else ("image", _load_image(p))
+            out[name] = ("mesh", mesh_render.load_mesh_file(p), p) if meshes else ("image", _load_image(p), p)
         except UserError:
             raise
         except Exception as e:                   # loaders raise many kinds of errors on a bad file
@@ -147,9 +152,15 @@ def _fitted(name: str, size: int, folder: str, fingerprint: str):
     if not folder:
         raw = views.sprite(name, "front", size)
     else:
-        kind, obj = user_objects(folder, fingerprint)[name]
+        kind, obj, path = user_objects(folder, fingerprint)[name]
         if kind == "mesh":
-            raw = mesh_render.render_mesh(obj, "front", size)
+            try:
+                raw = mesh_render.render_mesh(obj, "front", size)
+            except mesh_render.HeadlessGLError:
+                raise
+            except Exception as e:               # the renderer raises many kinds of errors on odd content
+                raise UserError(f"kiva.objects: {path}: cannot draw it ({type(e).__name__}: "
+                                f"{str(e).splitlines()[0] if str(e) else ''})") from None
         else:
             img = Image.fromarray(np.asarray(obj), "RGBA")
             side = max(img.size)

@@ -24,6 +24,7 @@ from engine.sample import Sample
 from .family import FAMILY
 from .paper import MODELS
 from .presentation import OPTIONS, composite
+from .reading import read_choice
 from .stages import chance, guesses
 from .trials import EXTRAPOLATE, SYSTEM
 
@@ -113,9 +114,8 @@ class _Kiva(Protocol):
         what, how = sample.meta["what"], sample.meta["how"]
         runs = []
         answer = "ABC".index(sample.answer_text[1])
-        for run, t in enumerate(turns[2:2 + self.repeats]):
-            m = re.search(r"\(([A-D])\)", (t.reply or "").upper())
-            runs.append(bool(m) and m.group(1) == "ABC"[_permutation(sample.id, run).index(answer)])
+        for run, t in enumerate(turns[2:2 + self.repeats]):       # read as the scored run is read
+            runs.append(read_choice(t.reply, sample).value == OPTIONS[_permutation(sample.id, run).index(answer)])
         return {"what_correct": first_number(turns[0].reply, len(what["options"])) == what["gold"],
                 "how_correct": first_number(turns[1].reply, len(how["options"])) == how["gold"],
                 "what_chance": chance(what), "how_chance": chance(how),

@@ -1,8 +1,11 @@
 """The option sets of the two verbal stages, as the paper and its released scripts ask them.
 
 Stage 1 ("what changed"): the true domain and two other domains, shuffled, then "No change
-between pictures" and "Doesn't apply". Stage 2 ("how"): the true change and the change the
-wrong option shows (same domain, wrong parameter), shuffled, then the same two. A no-change
+between pictures" and "Doesn't apply". Stage 2 ("how"): the true change and one other change
+of the same domain, shuffled, then the same two; the other change is the one the wrong
+option shows, except for number, where the scripts offer the opposite change ("increased by
+2" against "decreased by 2", "doubled" against "halved") while the wrong option shows one
+object more or fewer than the right count. A no-change
 control's answer is "No change between pictures" at both stages. Chance excludes "Doesn't
 apply", as the paper computes it: 1 in 4 for stage 1, 1 in 3 for stage 2 (and for the
 extrapolation's (A)(B)(C)).
@@ -35,7 +38,7 @@ def what_stage(rng: np.random.Generator, right: str, control: bool, others=None)
 
 
 def how_stage(rng: np.random.Generator, right: str, wrong: str, control: bool) -> dict:
-    """Stage 2: the true change and the wrong option's change, in a seeded order."""
+    """Stage 2: the true change and the ``wrong`` one, in a seeded order."""
     choices = [right, wrong] if rng.random() < 0.5 else [wrong, right]
     return _stage(choices, NO_CHANGE if control else right)
 
