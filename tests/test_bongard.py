@@ -10,6 +10,7 @@ import torch
 from engine.placement import PlacementError
 from engine.registry import get_task, list_tasks
 from engine.rendering import render
+from engine.scene import Scene
 from engine.rng import sample_rng
 from scenes.bongard import CATEGORIES, CONCEPTS, collage, collage_pixels, judge
 from scenes.bongard.tasks import collage_from_folders
@@ -177,6 +178,40 @@ def test_collage_layout_and_sizes():
         collage(s.panels[1:6], s.panels[7:13])
 
 
+COLOURS = [(40 + 17 * k, 200 - 13 * k, (90 * k) % 256) for k in range(12)]
+
+
+def _panel_sizes(img, colours) -> list[tuple[int, int]]:
+    """``(height, width)`` of the box each colour fills in a rendered collage ``[3,H,W]``."""
+    a = np.asarray(img).astype(np.int16)
+    out = []
+    for c in colours:
+        ys, xs = np.nonzero((np.abs(a - np.array(c).reshape(3, 1, 1)) <= 2).all(0))
+        out.append((int(np.ptp(ys)) + 1, int(np.ptp(xs)) + 1) if len(ys) else (0, 0))
+    return out
+
+
+def _assert_whole_and_alike(sizes, panel_px):
+    """Every panel shows whole (up to its 1-2 px frame) and all twelve at one size."""
+    hs, ws = zip(*sizes)
+    assert min(hs + ws) >= panel_px - 3 and max(hs + ws) <= panel_px, sizes
+    assert max(ws[:6]) == max(ws[6:]) and min(ws[:6]) == min(ws[6:]), sizes        # left and right alike
+
+
+@pytest.mark.parametrize("panel_px", [40, 100, 157])
+def test_collage_panels_show_whole_and_alike_on_both_sides(panel_px):
+    """Each of the 12 panels a flat colour to its edges: read back from pixels, every one is
+    a full panel, the right side's as wide as the left's (they lost 8% of their left edge)."""
+    panels = []
+    for c in COLOURS:
+        sc = Scene(background=c)
+        sc.rectangle((0.5, 0.5), (1.0, 1.0), color=c)
+        panels.append(sc)
+    H, W = collage_pixels(panel_px)
+    img = render([collage(panels[:6], panels[6:])], (H, W))[0]
+    _assert_whole_and_alike(_panel_sizes(img, COLOURS), panel_px)
+
+
 def test_collage_from_folders_of_real_images(tmp_path):
     from PIL import Image
 
@@ -188,6 +223,10 @@ def test_collage_from_folders_of_real_images(tmp_path):
     H, W = collage_pixels(40)
     img = render([sc], (H, W))[0]
     assert img[0, H // 2, int(W * 0.2)] > 150 and img[2, H // 2, int(W * 0.8)] > 150        # red left, blue right
+    for k, c in enumerate(COLOURS):                          # photos of one colour each: every one whole
+        Image.new("RGB", (90 + 7 * k, 70), c).save(tmp_path / ("left" if k < 6 else "right") / f"{k % 6}.png")
+    _assert_whole_and_alike(_panel_sizes(render([collage_from_folders(tmp_path)], collage_pixels(100))[0], COLOURS),
+                            100)
     (tmp_path / "right" / "5.png").unlink()
     with pytest.raises(ValueError, match="holds 5 images; a collage needs exactly 6 per side"):
         collage_from_folders(tmp_path)

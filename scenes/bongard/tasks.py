@@ -36,20 +36,35 @@ PER_SIDE = 6
 HELD_OUT = 1                   # extra panels per side (after the 12) for a classification variant
 ATTEMPTS = 50
 
-# Collage geometry in panel units: 2 columns x 3 rows per side.
+# Collage geometry in panel units: per side 2 columns x 3 rows, a margin around and between
+# panels; the separator between the sides.
 MARGIN = 0.08
 SEPARATOR = 0.3
+SIDE = 2 + 3 * MARGIN                        # one side's width: margin, panel, margin, panel, margin
 
 
 def collage_shape() -> tuple[float, float]:
     """(width, height) of a collage in panel units."""
-    return 4 + 3 * MARGIN + 2 * MARGIN + SEPARATOR, 3 + 4 * MARGIN
+    return 2 * SIDE + SEPARATOR, 3 + 4 * MARGIN
 
 
 def collage_pixels(panel: int) -> tuple[int, int]:
     """``(height, width)`` in pixels of a collage whose panels are ``panel`` pixels wide."""
     w, h = collage_shape()
     return round(h * panel), round(w * panel)
+
+
+def panel_boxes() -> list[tuple[float, float, float, float]]:
+    """``(x0, y0, x1, y1)`` of the 12 panels in panel units, left side first, row by row:
+    both sides laid out alike, so every panel shows whole and at one size."""
+    out = []
+    for side in (0, 1):
+        start = side * (SIDE + SEPARATOR)
+        for k in range(PER_SIDE):
+            r, c = divmod(k, 2)
+            x0, y0 = start + MARGIN + c * (1 + MARGIN), MARGIN + r * (1 + MARGIN)
+            out.append((x0, y0, x0 + 1, y0 + 1))
+    return out
 
 
 def collage(left: list[Scene], right: list[Scene]) -> Scene:
@@ -61,28 +76,21 @@ def collage(left: list[Scene], right: list[Scene]) -> Scene:
     u = 1.0 / W                                    # one panel unit in scene units
     grey = (235, 235, 235)
     s = Scene(background=grey)
-    boxes = []
-    for side, panels in enumerate((left, right)):
-        x0 = MARGIN if side == 0 else 2 + 3 * MARGIN + SEPARATOR
-        for k, p in enumerate(panels):
-            r, c = divmod(k, 2)
-            cx = (x0 + c * (1 + MARGIN) + 0.5) * u
-            cy = (MARGIN + r * (1 + MARGIN) + 0.5) * u
-            inset(s, p, (cx, cy), u)
-            boxes.append((cx, cy))
+    boxes = panel_boxes()
+    for p, (x0, y0, _, _) in zip(list(left) + list(right), boxes):
+        inset(s, p, ((x0 + 0.5) * u, (y0 + 0.5) * u), u)
     # Panels may draw a little past their edges (round line caps, shapes at the border): the
-    # margins are painted over them, then the frames.
-    xs = [MARGIN / 2, 2 + 2.5 * MARGIN, 2 + 3.5 * MARGIN + SEPARATOR, W - MARGIN / 2, 1 + 1.5 * MARGIN,
-          3 + 4.5 * MARGIN + SEPARATOR]
-    widths = [MARGIN, MARGIN, MARGIN, MARGIN, MARGIN, MARGIN]
-    for x, w in zip(xs, widths):
-        s.rectangle((x * u, H / 2 * u), (w * u, H * u), color=grey)
-    for y in (MARGIN / 2, 1.5 * MARGIN + 1, 2.5 * MARGIN + 2, H - MARGIN / 2):
-        s.rectangle((W / 2 * u, y * u), (W * u, MARGIN * u), color=grey)
-    s.rectangle(((2 + 3 * MARGIN + SEPARATOR / 2) * u, H / 2 * u), (SEPARATOR * u, H * u), color=grey)
-    for cx, cy in boxes:
-        s.rectangle((cx, cy), (u, u), color=(90, 90, 90), fill=False, stroke=0.01 * u)
-    mid = (2 + 3 * MARGIN + SEPARATOR / 2) * u
+    # margins around and between them are painted over, then the separator and the frames.
+    for side in (0, 1):
+        start = side * (SIDE + SEPARATOR)
+        for x in (start, start + 1 + MARGIN, start + 2 + 2 * MARGIN):
+            s.rectangle(((x + MARGIN / 2) * u, H / 2 * u), (MARGIN * u, H * u), color=grey)
+    for y in (0, 1 + MARGIN, 2 + 2 * MARGIN, 3 + 3 * MARGIN):
+        s.rectangle((W / 2 * u, (y + MARGIN / 2) * u), (W * u, MARGIN * u), color=grey)
+    mid = (SIDE + SEPARATOR / 2) * u
+    s.rectangle((mid, H / 2 * u), (SEPARATOR * u, H * u), color=grey)
+    for x0, y0, _, _ in boxes:
+        s.rectangle(((x0 + 0.5) * u, (y0 + 0.5) * u), (u, u), color=(90, 90, 90), fill=False, stroke=0.01 * u)
     s.rectangle((mid, H / 2 * u), (SEPARATOR * 0.35 * u, (3 + 2 * MARGIN) * u), color=(0, 0, 0))
     return s
 
