@@ -165,6 +165,39 @@ def test_no_concept_is_solved_by_a_global_image_statistic(tid):
     assert best <= 0.78, (tid, best)
 
 
+def _mean(xs):
+    return float(np.mean(xs)) if len(xs) else 0.0
+
+
+# a second answer a solver could name, as a number per panel: it must not tell the sides apart
+CONFOUNDS = {
+    "bongard/classic/number/three_vs_five": ("figure size", lambda f: _mean([g["radius"] for g in f["figures"]])),
+    "bongard/aerial/number/two_vs_six_buildings": [
+        ("building size", lambda f: _mean([o["size"] for o in f["objects"] if o["kind"] == "building"])),
+        ("trees", lambda f: sum(o["kind"] == "tree" for o in f["objects"]))],
+    "bongard/aerial/presence/cars_vs_empty_road": ("trees", lambda f: sum(o["kind"] == "tree" for o in f["objects"])),
+    "bongard/aerial/presence/clouds_vs_clear": ("white roofs", lambda f: sum(o.get("colour") == "white"
+                                                                             for o in f["objects"])),
+    "bongard/aerial/semantic/boats_vs_planes": ("on water", lambda f: _mean([o["on"] == "water"
+                                                                             for o in f["objects"]])),
+}
+
+
+@pytest.mark.parametrize("tid", sorted(CONFOUNDS))
+def test_a_named_confound_does_not_separate_the_sides(tid):
+    """Over 30 problems (360 panels), the best threshold on the confound classifies at most
+    65% of panels by side: a solver naming it is wrong on many panels, not graded wrong while
+    right."""
+    checks = CONFOUNDS[tid] if isinstance(CONFOUNDS[tid], list) else [CONFOUNDS[tid]]
+    samples = get_task(tid).samples(0, range(30))
+    for name, value in checks:
+        x = np.array([value(f) for s in samples for side in ("left", "right") for f in s.meta["panels"][side]], float)
+        y = np.array([side for s in samples for side in (0, 1) for _ in range(6)])
+        best = max(((sg * (x - t) > 0) == y).mean() for t in np.unique(x) for sg in (1, -1))
+        best = max(best, ((x >= x.min()) == y).mean())
+        assert best <= 0.65, (tid, name, best)
+
+
 def test_collage_layout_and_sizes():
     c = CONCEPTS["bongard/classic/shape/triangles_vs_quadrilaterals"]
     s = get_task(c.task_id).sample(0, 0)

@@ -235,15 +235,16 @@ def house_above_vs_below_road(rng, side):
          {"property": "clouds present", "left": True, "right": False},
          correct=(("Cloudy weather.", "Clear weather."), ("White clouds cover parts of the view.", "A clear sky.")),
          incorrect=(("Green land.", "Brown land."), ("Many houses.", "Few houses.")),
-         keywords=(("cloud",), ("no cloud", "clear", "cloudless", "without cloud")))
+         keywords=(("cloud",), ("no cloud", "clear", "cloudless", "without cloud")), ink_is_the_concept=True)
 def clouds_vs_clear(rng, side):
     s = terrain(rng)
     objs = [building(s, c, 0.1, _pick(rng, ("square", "circle")), _pick(rng, ROOFS))
             for c in _spots(rng, int(rng.integers(1, 4)), 0.07)]
+    # large white roofs on either side alike (0 to 2): white alone must not tell clouds, and
+    # white roofs must not be a second answer
+    objs += [building(s, c, 0.17, "square", "white") for c in _spots(rng, int(rng.integers(0, 3)), 0.12)]
     if side == 0:
         objs += [cloud(s, c, 0.1, rng) for c in _spots(rng, int(rng.integers(1, 3)), 0.13, gap=0.0)]
-    else:                                   # as much white, as white roofs (brightness alone must not tell)
-        objs += [building(s, c, 0.17, "square", "white") for c in _spots(rng, int(rng.integers(1, 3)), 0.12)]
     return s, {"objects": objs}
 
 
@@ -277,22 +278,23 @@ def roundabout_vs_crossroads(rng, side):
          {"property": "cars present", "left": True, "right": False},
          correct=(("Vehicles on the street.", "No vehicles on the street."), ("Traffic.", "No traffic.")),
          incorrect=(("A straight road.", "A curved road."), ("Left-hand traffic.", "Right-hand traffic.")),
-         keywords=(("car", "vehicle", "traffic"), ("empty", "no vehicle", "no car", "no traffic", "without")))
+         keywords=(("car", "vehicle", "traffic"), ("empty", "no vehicle", "no car", "no traffic", "without")),
+         ink_is_the_concept=True)
 def cars_vs_empty_road(rng, side):
     s, f = _traffic(rng, keep_left=bool(rng.integers(2)))
+    r = f["road"]
+    x = r["position"]
     if side == 1:
         s = terrain(rng)
-        r = f["road"]
-        x = r["position"]
         road(s, (x, 0.0), (x, 1.0), width=0.2) if r["vertical"] else road(s, (0.0, x), (1.0, x), width=0.2)
-        bushes = []                          # off the road: as much colour as the cars bring
-        for _ in range(100):
-            if len(bushes) == len(f["objects"]):
-                break
-            c = rng.uniform(0.05, 0.95, 2)
-            if abs((c[0] if r["vertical"] else c[1]) - x) > 0.15:
-                bushes.append(tree(s, c, 0.028))
-        f = {"road": r, "objects": bushes}
+        f = {"road": r, "objects": []}
+    want = int(rng.integers(0, 4))           # bushes off the road on either side alike (0 to 3)
+    for _ in range(100):
+        if sum(o["kind"] == "tree" for o in f["objects"]) == want:
+            break
+        c = rng.uniform(0.05, 0.95, 2)
+        if abs((c[0] if r["vertical"] else c[1]) - x) > 0.15:
+            f["objects"].append(tree(s, c, 0.028))
     return s, f
 
 
@@ -300,7 +302,7 @@ def cars_vs_empty_road(rng, side):
 
 @concept("aerial", "semantic", "boats_vs_planes", "The vehicles are boats.", "The vehicles are planes.",
          {"property": "vehicle type", "left": "watercraft", "right": "aircraft"},
-         correct=(("Watercraft.", "Aircraft."), ("Ships on the water.", "Airplanes on the ground.")),
+         correct=(("Watercraft.", "Aircraft."), ("Ships.", "Airplanes.")),
          incorrect=(("Vehicles on the water.", "Vehicles that are grey and white."),
                     ("Natural scenes.", "Man-made scenes.")),
          keywords=(("boat", "ship", "watercraft", "vessel"), ("plane", "aircraft", "airplane", "jet")))
@@ -309,11 +311,14 @@ def boats_vs_planes(rng, side):
     y = rng.uniform(0.4, 0.6)
     s.rectangle((0.5, y), (1.0, 0.4), color=WATER, rotation=rng.uniform(-4, 4))      # a river
     n = int(rng.integers(1, 4))
-    if side == 0:
-        objs = [boat(s, c, rng.uniform(0, 360)) for c in _spots(rng, n, 0.06, (0.05, y - 0.15, 0.95, y + 0.15), 0.02)]
-    else:
-        land = (0.05, 0.02, 0.95, y - 0.22) if rng.integers(2) else (0.05, y + 0.22, 0.95, 0.98)
-        objs = [plane(s, c, rng.uniform(0, 360)) for c in _spots(rng, n, 0.06, land, 0.02)]
+    # on the water or on the shore on either side alike (boats drawn up on land, planes
+    # floating as seaplanes): where they are must not be a second answer
+    on_water = bool(rng.integers(2))
+    land = (0.05, 0.02, 0.95, y - 0.22) if rng.integers(2) else (0.05, y + 0.22, 0.95, 0.98)
+    box = (0.05, y - 0.15, 0.95, y + 0.15) if on_water else land
+    draw = boat if side == 0 else plane
+    objs = [dict(draw(s, c, rng.uniform(0, 360)), on="water" if on_water else "land")
+            for c in _spots(rng, n, 0.06, box, 0.02)]
     return s, {"river_y": round(float(y), 4), "objects": objs}
 
 
@@ -339,16 +344,16 @@ def trees_vs_houses(rng, side):
          {"property": "building count", "left": 2, "right": 6},
          correct=(("Each image shows 2 houses.", "Each image shows 6 houses."), ("A pair of buildings.", "Six buildings.")),
          incorrect=(("Few buildings.", "Several buildings of different colours."), ("Square roofs.", "Round roofs.")),
-         keywords=(("two", "2", "pair"), ("six", "6")))
+         keywords=(("two", "2", "pair"), ("six", "6")), ink_is_the_concept=True)
 def two_vs_six_buildings(rng, side):
     n = 2 if side == 0 else 6
-    base = rng.uniform(0.13, 0.17) if side == 0 else rng.uniform(0.08, 0.1)
+    base = rng.uniform(0.08, 0.11)           # one size range and one tree count on either side:
     s, f = _buildings(rng, n, lambda k: _pick(rng, ("square", "circle")), lambda k: base * rng.uniform(0.9, 1.1),
                       lambda k: _pick(rng, ROOFS))
-    # trees fill the scene up to about seven objects, so clutter alone does not tell the sides
     taken = [(o["center"], o["size"] * 0.75) for o in f["objects"]]
+    want = n + int(rng.integers(0, 4))       # neither size nor trees may be a second answer
     for _ in range(200):
-        if len(f["objects"]) >= 7 - int(rng.integers(0, 2)):
+        if len(f["objects"]) >= want:
             break
         c = rng.uniform(0.06, 0.94, 2)
         if all(math.dist(c, q) > r + 0.06 for q, r in taken):

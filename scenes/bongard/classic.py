@@ -84,9 +84,11 @@ def large_vs_small(rng, side):
 
 # ---------------------------------------------------------------- number
 
-def _n_figures(rng, n, kinds=CLOSED):
+def _n_figures(rng, n, kinds=CLOSED, most: int | None = None):
+    """``n`` figures sized for ``most`` figures (the largest count the concept draws), so that
+    their size is the same whatever their number: size must not tell one count from another."""
     s = _panel()
-    base = min(0.45 / n, 0.17) * rng.uniform(0.7, 1.3)   # outline ink grows like n * r: keep it level
+    base = min(0.45 / (most or n), 0.17) * rng.uniform(0.7, 1.3)
     radii = base * rng.uniform(0.85, 1.15, n)
     figs = [figure(s, _pick(rng, kinds), c, r, rng.uniform(0, 360)) for c, r in zip(_spread(rng, radii), radii)]
     return s, {"figures": figs}
@@ -96,9 +98,9 @@ def _n_figures(rng, n, kinds=CLOSED):
          {"property": "count", "left": 3, "right": 5},
          correct=(("Three shapes in each image.", "Five shapes in each image."), ("3 objects.", "5 objects.")),
          incorrect=(("Few shapes.", "Many shapes."), ("Triangles.", "Pentagons.")),
-         keywords=(("three", "3"), ("five", "5")))
+         keywords=(("three", "3"), ("five", "5")), ink_is_the_concept=True)
 def three_vs_five(rng, side):
-    return _n_figures(rng, 3 if side == 0 else 5)
+    return _n_figures(rng, 3 if side == 0 else 5, most=5)      # five figures draw more ink: that is the count
 
 
 @concept("classic", "number", "even_vs_odd", "The number of figures is even.", "The number of figures is odd.",
@@ -108,7 +110,7 @@ def three_vs_five(rng, side):
          incorrect=(("Two shapes.", "Three shapes."), ("Many shapes.", "Few shapes.")),
          keywords=(("even", "pairs"), ("odd", "without a pair", "unpaired")))
 def even_vs_odd(rng, side):
-    return _n_figures(rng, int(_pick(rng, (2, 4, 6) if side == 0 else (1, 3, 5, 7))))
+    return _n_figures(rng, int(_pick(rng, (2, 4, 6) if side == 0 else (1, 3, 5, 7))), most=7)
 
 
 # ---------------------------------------------------------------- spatial

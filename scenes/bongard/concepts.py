@@ -26,7 +26,9 @@ class Concept:
     correct: tuple = ()            # ((left, right), ...) paraphrases a judge must accept
     incorrect: tuple = ()          # ((left, right), ...) answers a judge must reject
     keywords: tuple = ()           # ((left words...), (right words...)): what a rule-based judge looks for
-    ink_is_the_concept: bool = False   # size/amount concepts: a global ink statistic may solve them
+    # size, amount, count or presence concepts: what they add is what a global ink statistic
+    # measures (compensating with other objects would make those a second answer)
+    ink_is_the_concept: bool = False
 
     @property
     def task_id(self) -> str:
