@@ -14,7 +14,7 @@ from engine.sample import Draw
 from .family import FAMILY
 from .presentation import finish, present
 from .stages import DOMAIN_WORDS, how_stage, what_stage
-from .trials import DRAWS, INPUT_SCALE, QUESTION, T, draw_objects, suitable, tint, torch
+from .trials import DRAWS, INPUT_SCALE, QUESTION, T, draw_objects, how_wrong, suitable, tint, torch
 
 TINTS = ("red", "green", "blue", "yellow")
 ADULTS = {
@@ -63,14 +63,6 @@ def _size(img, param):
     if param.endswith("_y"):
         return T.scale(img, 1.0, f)
     return T.scale(img, f)
-
-
-def _wrong_how(domain: str, param: str, wrong: str) -> str:
-    """The stage-2 distractor: the wrong option's change; for number the opposite operation
-    (as the paper's scripts word it)."""
-    if domain == "number":
-        return {"+": "-", "-": "+", "x": "/", "/": "x"}[param[0]] + param[1:]
-    return wrong
 
 
 def _pair(rng, domain, param, a, b, tint_in, tint_test, start_in, start_test):
@@ -127,4 +119,4 @@ def adult_trial(rng: np.random.Generator, index: int, domain: str, param: str, s
         "domain": domain, "parameter": param, "control": control, "objects": [train_obj, test_obj], "tints": tints,
         "starts": starts, "wrong": wrong_param, "options": order,
         "what": what_stage(rng, DOMAIN_WORDS[domain], control),
-        "how": how_stage(rng, text(param), text(_wrong_how(domain, param, wrong_param)), control)})
+        "how": how_stage(rng, text(param), text(how_wrong(domain, param, wrong_param)), control)})

@@ -49,9 +49,9 @@ def check_objects(value) -> str:
     root = Path(v).expanduser()
     if not root.is_dir():
         raise UserError(f"kiva.objects={v!r}: not a folder (expected a folder of object meshes or images)")
-    root = root.resolve()
-    user_objects(str(root), _fingerprint(root))
-    return str(root)
+    root = str(root.resolve())
+    user_objects(root, _folder_key(root))
+    return root
 
 
 def _files(root: Path) -> list[Path]:
@@ -161,12 +161,12 @@ def _fitted(name: str, size: int, folder: str, fingerprint: str):
             except Exception as e:               # the renderer raises many kinds of errors on odd content
                 raise UserError(f"kiva.objects: {path}: cannot draw it ({type(e).__name__}: "
                                 f"{str(e).splitlines()[0] if str(e) else ''})") from None
-        else:
-            img = Image.fromarray(np.asarray(obj), "RGBA")
-            side = max(img.size)
-            square = Image.new("RGBA", (side, side), (0, 0, 0, 0))
-            square.paste(img, ((side - img.width) // 2, (side - img.height) // 2))
-            raw = torch.from_numpy(np.asarray(square).copy()).permute(2, 0, 1)[None]
+        else:                                    # centred on a transparent square, then resized
+            h, w = obj.shape[:2]
+            side = max(h, w)
+            square = np.zeros((side, side, 4), np.uint8)
+            square[(side - h) // 2:(side - h) // 2 + h, (side - w) // 2:(side - w) // 2 + w] = obj
+            raw = torch.from_numpy(square).permute(2, 0, 1)[None]
             raw = T.unpremultiply(torch.nn.functional.interpolate(T.premultiply(raw), size=(size, size),
                                                                   mode="bilinear", antialias=True,
                                                                   align_corners=False))[0]

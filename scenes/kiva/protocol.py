@@ -39,7 +39,7 @@ HOW = ("Which one of the following rules best describes the left-to-right transf
 GUIDE = ("The first two images show the transformation on top: the picture on the left transforms to the picture on "
          "the right. The third image shows the new object, and the last three images show what it becomes in options "
          "(A), (B) and (C), in that order.")
-LETTERS = ["(A)", "(B)", "(C)"]
+LETTERS = OPTIONS[:3]                   # what a guesser picks at stage 3 ("(D)" is left out, as chance is)
 VARIANTS = {"kiva": "KiVA (kids)", "kiva_adults": "KiVA-adults", "kiva_compositional": "KiVA-compositional"}
 
 
@@ -63,6 +63,11 @@ def _permutation(sample_id: str, run: int) -> list[int]:
         return [0, 1, 2]
     key = int.from_bytes(hashlib.blake2b(f"{sample_id}\x00{run}".encode(), digest_size=8).digest(), "little")
     return [int(i) for i in np.random.Generator(np.random.Philox(key=key)).permutation(3)]
+
+
+def _run_gold(sample: Sample, run: int) -> str:
+    """The right letter of stage-3 run ``run``, once its options are in that run's order."""
+    return OPTIONS[_permutation(sample.id, run).index("ABC".index(sample.answer_text[1]))]
 
 
 class _Kiva(Protocol):
@@ -95,8 +100,6 @@ class _Kiva(Protocol):
         """Stage 3 again, in a fresh conversation, with the options in another seeded order:
         the given pair, the test input and the reshuffled options, all in this one turn."""
         perm = _permutation(sample.id, run)
-        answer = "ABC".index(sample.answer_text[1])
-        gold = OPTIONS[perm.index(answer)]
         if self.stitched:
             sprites = [p.sprites[0] for p in sample.panels[1:7]]
             scene = composite(sprites[0], sprites[1], sprites[2], [sprites[3 + k] for k in perm])
@@ -105,17 +108,15 @@ class _Kiva(Protocol):
         else:
             shown = [images[1], images[2], images[3]] + [images[4 + k] for k in perm]
             prompt = SYSTEM + "\n\n" + GUIDE + "\n\n" + EXTRAPOLATE
-        return Turn(prompt, shown, gold=gold, history=False, choices=LETTERS)
+        return Turn(prompt, shown, gold=_run_gold(sample, run), history=False, choices=LETTERS)
 
     def scored(self, turns) -> int:
         return 2
 
     def extras(self, sample: Sample, turns) -> dict:
         what, how = sample.meta["what"], sample.meta["how"]
-        runs = []
-        answer = "ABC".index(sample.answer_text[1])
-        for run, t in enumerate(turns[2:2 + self.repeats]):       # read as the scored run is read
-            runs.append(read_choice(t.reply, sample).value == OPTIONS[_permutation(sample.id, run).index(answer)])
+        runs = [read_choice(t.reply, sample).value == _run_gold(sample, run)      # read as the scored run is
+                for run, t in enumerate(turns[2:2 + self.repeats])]
         return {"what_correct": first_number(turns[0].reply, len(what["options"])) == what["gold"],
                 "how_correct": first_number(turns[1].reply, len(how["options"])) == how["gold"],
                 "what_chance": chance(what), "how_chance": chance(how),

@@ -72,12 +72,12 @@ def tint(sprites, colour: str):
     return T.recolour(sprites, "grey" if colour == "grey" else TARGETS[colour])
 
 
-def how_wrong(domain: str, param: str) -> str:
-    """The kids' stage-2 distractor: the change the wrong option shows, for number the
-    opposite change (as the paper's scripts word it)."""
+def how_wrong(domain: str, param: str, wrong: str) -> str:
+    """The stage-2 distractor: the change the wrong option shows (``wrong``), for number the
+    opposite operation (as the paper's scripts word it: +2 against -2, x3 against /3)."""
     if domain == "number":
-        return ("-" if param[0] == "+" else "+") + param[1:]
-    return wrong_parameter(domain, param)
+        return {"+": "-", "-": "+", "x": "/", "/": "x"}[param[0]] + param[1:]
+    return wrong
 
 
 def wrong_parameter(domain: str, param: str) -> str:
@@ -149,30 +149,32 @@ def draw_objects(rng: np.random.Generator, settings, colours=()) -> tuple[str, s
 
 
 def _kids(domain: str, param: str, a, b, start):
-    """``(train_in, train_out, test_in, correct, wrong, colours)`` of a kids' trial."""
+    """``(train_in, train_out, test_in, correct, wrong, colours, wrong parameter)`` of a
+    kids' trial."""
     if domain == "colour":
         wrong = next(c for c in KIDS["colour"] if c not in (param, start))
         both = torch.stack([a, b])
         inp, out, bad = tint(both, start), tint(both, param), tint(both[1:], wrong)[0]
         colours = [(inp[0], start), (inp[1], start), (out[0], param), (out[1], param), (bad, wrong)]
-        return inp[0], out[0], inp[1], out[1], bad, colours
+        return inp[0], out[0], inp[1], out[1], bad, colours, wrong
     if domain == "number":
         n = int(start)
         bad = n - 1 if param[0] == "+" else n + 1          # the same domain, the wrong count
         return (T.copies(a, n), T.copies(a, n + int(param)), T.copies(b, n), T.copies(b, n + int(param)),
-                T.copies(b, bad), ())
+                T.copies(b, bad), (), f"start{'-1' if param[0] == '+' else '+1'}")
+    wrong = wrong_parameter(domain, param)
     if domain == "size":
         x = T.scale(torch.stack([a, b]), INPUT_SCALE)
         f = {"x2": 2.0, "x0.5": 0.5}
-        out, bad = T.scale(x, f[param]), T.scale(x[1:], f[wrong_parameter(domain, param)])[0]
-        return x[0], out[0], x[1], out[1], bad, ()
+        out, bad = T.scale(x, f[param]), T.scale(x[1:], f[wrong])[0]
+        return x[0], out[0], x[1], out[1], bad, (), wrong
     x = T.fit_for_rotation(torch.stack([a, b]))
     if domain == "rotation":
         deg = {"+90": 90, "-90": -90, "180": 180}
-        out, bad = T.rotate(x, deg[param]), T.rotate(x[1:], deg[wrong_parameter(domain, param)])[0]
+        out, bad = T.rotate(x, deg[param]), T.rotate(x[1:], deg[wrong])[0]
     else:
-        out, bad = T.reflect(x, param), T.reflect(x[1:], wrong_parameter(domain, param))[0]
-    return x[0], out[0], x[1], out[1], bad, ()
+        out, bad = T.reflect(x, param), T.reflect(x[1:], wrong)[0]
+    return x[0], out[0], x[1], out[1], bad, (), wrong
 
 
 @FAMILY.task(cases={f"kiva/{d}/{p}": {"domain": d, "param": p} for d, ps in KIDS.items() for p in ps},
@@ -188,17 +190,14 @@ def trial(rng: np.random.Generator, index: int, domain: str, param: str, setting
         train_obj, test_obj, a, b = draw_objects(rng, settings, KIDS["colour"] if domain == "colour" else ())
         if domain == "number":
             start = int(rng.choice([2, 3, 4] if param.startswith("+") else [3, 4, 5]))
-        train_in, train_out, test_in, correct, wrong_img, colours = _kids(domain, param, a, b, start)
+        train_in, train_out, test_in, correct, wrong_img, colours, wrong = _kids(domain, param, a, b, start)
         if suitable(train_in, train_out, test_in, correct, wrong_img, domain in ("rotation", "reflection"), colours):
             break
     else:
         raise RuntimeError(f"kiva/{domain}/{param}: no suitable objects in {DRAWS} draws (index {index})")
-    wrong_label = next(c for c in KIDS["colour"] if c not in (param, start)) if domain == "colour" else \
-        f"start{'-1' if param.startswith('+') else '+1'}" if domain == "number" else wrong_parameter(domain, param)
     panels, order, answer = present(rng, control, train_in, train_out, test_in, correct, wrong_img)
-    wrong_how = wrong_label if domain == "colour" else how_wrong(domain, param)
     return finish(panels, QUESTION, answer, {
         "domain": domain, "parameter": param, "control": control, "objects": [train_obj, test_obj], "start": start,
-        "wrong": wrong_label, "options": order,
+        "wrong": wrong, "options": order,
         "what": what_stage(rng, DOMAIN_WORDS[domain], control),
-        "how": how_stage(rng, SPEC_WORDS[param], SPEC_WORDS[wrong_how], control)})
+        "how": how_stage(rng, SPEC_WORDS[param], SPEC_WORDS[how_wrong(domain, param, wrong)], control)})
