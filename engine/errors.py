@@ -1,4 +1,4 @@
-"""The one exception type for mistakes a user can fix.
+"""The one exception type for mistakes a user can fix (and the one for a stopped run).
 
 A :class:`UserError` names the bad value and what is allowed; the command line prints its
 first line as ``procvis: error: ...`` with exit code 2. Every other exception is a bug in
@@ -17,4 +17,19 @@ class UnknownTaskError(UserError):
 
 
 class OutputError(UserError):
-    """An output folder that cannot be written, or that holds a run with other settings."""
+    """An output folder that cannot be written, holds a run with other settings or files procvis
+    did not write, is being written by another run, or sits on a full disk."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run stopped by a signal (``signum``: SIGINT, SIGTERM or SIGHUP) after it ended its
+    workers and removed its temporary files; the same command resumes it."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = int(signum)
+
+    def __str__(self) -> str:
+        import signal
+
+        return f"interrupted by {signal.Signals(self.signum).name}"

@@ -4,30 +4,47 @@ Layout of an output folder::
 
     README.md                 dataset card whose ``configs`` lets ``datasets.load_dataset(DIR)``
                               read the data with no custom code
-    run.json                  the settings of the run (a resume must use the same ones)
+    run.json                  the run's identity: every setting that changes the bytes
     data/<task>/shard-00000.parquet          (--format parquet)
     images/<task>/shard-00000/{metadata.jsonl, 000000_0.png, ...}   (--format imagefolder)
-    manifest.json             version, config, seed, tasks, counts and a sha256 per file
+    manifest.json             version, config, seed, tasks, counts, a sha256 and size per file
 
-Each shard is written under a temporary name and renamed when complete, so a killed run
-never leaves a partial shard; running the same command again skips complete shards and
-ends with exactly the files of an uninterrupted run. The family settings of the tasks (an
-image folder, say) are part of the run's identity: recorded in ``run.json``, the manifest
-and every row, so a resume with other settings is refused and :func:`verify` finds rows
-written under other settings.
+While a run is going on the folder also holds ``.procvis.lock`` (the writer's pid, held with
+an advisory lock, so a second writer is refused and a killed writer's lock is stale) and
+``.procvis-journal.jsonl`` (the checksums of the shards written so far). Both are gone when
+the run ends.
+
+Each shard is written under a temporary name that carries the run's marker (a digest of its
+identity) and renamed when complete, so a killed run never leaves a partial shard. Running
+the same command again checks every existing shard against the manifest (or the journal),
+rewrites what is missing or does not match, and ends with exactly the files of an
+uninterrupted run. procvis writes, renames and deletes only files it created: a folder that
+holds something else is refused, and a file it did not write inside the data tree is named
+in a one-line error rather than removed. Files beside the data tree (a contact sheet, notes)
+are left alone.
+
+The run's identity (pattern, seed, count, size, format, shard size, family settings, the
+content of any folder a setting names, the font and the procvis version) is recorded in
+``run.json`` and the manifest; a resume with any difference is refused, naming the setting.
 """
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import math
 import multiprocessing
 import os
+import re
 import shutil
+import signal
 import struct
 import sys
+import threading
+import time
 import zlib
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -35,18 +52,26 @@ import numpy as np
 import torch
 
 from .canvas import canvas_size
-from .errors import OutputError, UserError
-from .registry import bound_task, get_task, resolve, run_settings
+from .errors import Interrupted, OutputError, UserError
+from .registry import family_of, get_family, get_task, resolve, run_settings
 from .rendering import render
 
 FORMATS = ("parquet", "imagefolder")
 FORMAT_VERSION = 1
 PNG_LEVEL = 3                  # zlib level: as fast as 1 here, and smaller files
 
+RUN_FILE, CARD_FILE, MANIFEST_FILE = "run.json", "README.md", "manifest.json"
+LOCK_FILE, JOURNAL_FILE = ".procvis.lock", ".procvis-journal.jsonl"
+TMP_PREFIX = ".tmp-procvis-"
+INT64 = 2 ** 63
+PARENT_POLL_S = 0.25           # how often a worker checks that its parent is alive
+
 
 @dataclass(frozen=True)
 class RunConfig:
-    """What decides a run's bytes; ``settings``: the tasks' family settings, qualified."""
+    """What decides a run's bytes; ``settings``: the tasks' family settings, qualified;
+    ``inputs``: a content digest of every file or folder a setting names; ``font``: a digest
+    of the glyph font; ``procvis_version``: the installed version."""
 
     pattern: str
     seed: int
@@ -55,18 +80,35 @@ class RunConfig:
     format: str
     shard_size: int
     settings: dict = field(default_factory=dict)
+    inputs: dict = field(default_factory=dict)
+    font: str | None = None
+    procvis_version: str | None = None
 
     def identity(self) -> dict:
-        """The settings a resume must repeat (``settings`` only when a family has any, so
-        folders written before settings existed still resume)."""
+        """The settings a resume must repeat (``settings`` and ``inputs`` only when there are
+        any, ``font`` and ``procvis_version`` only when known)."""
         out = {"format_version": FORMAT_VERSION, **asdict(self)}
-        if not self.settings:
-            del out["settings"]
+        for key in ("settings", "inputs", "font", "procvis_version"):
+            if not out[key]:
+                del out[key]
         return out
 
+    def marker(self) -> str:
+        """A short digest of the identity: the run-specific part of its temporary names."""
+        return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()[:12]
+
     def shards(self, tasks: list[str]) -> list[tuple[str, int]]:
+        """Every ``(task, shard number)`` of the run."""
         n = math.ceil(self.count / self.shard_size)
         return [(t, k) for t in tasks for k in range(n)]
+
+    def rows(self, k: int) -> range:
+        """The sample indices of shard ``k``."""
+        return range(k * self.shard_size, min(self.count, (k + 1) * self.shard_size))
+
+    def tree(self) -> str:
+        """The folder that holds the shards."""
+        return "data" if self.format == "parquet" else "images"
 
 
 def _slug(task: str) -> str:
@@ -74,9 +116,63 @@ def _slug(task: str) -> str:
 
 
 def shard_path(cfg: RunConfig, task: str, k: int) -> str:
+    """The shard's path relative to the output folder (a file, or a folder of images)."""
     if cfg.format == "parquet":
         return f"data/{_slug(task)}/shard-{k:05d}.parquet"
     return f"images/{_slug(task)}/shard-{k:05d}"
+
+
+def procvis_version() -> str:
+    """The installed procvis version (``"unknown"`` when run from a bare checkout)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("procvis")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def font_digest() -> str | None:
+    """``sha256:...`` of the glyph font's bytes (``$PROCVIS_FONT`` or the system's); ``None``
+    when there is none (a run that draws text then fails with the font's own error)."""
+    from kernels.errors import SetupError
+    from kernels.glyphs import find_font
+
+    try:
+        return "sha256:" + _sha256(Path(find_font()))[:16]
+    except (SetupError, OSError):
+        return None
+
+
+def input_digests(settings: dict) -> dict:
+    """``{setting: sha256:...}`` of the content of every file or folder a setting names
+    (as its whole value, or after a ``kind:`` prefix such as ``hf:``)."""
+    out = {}
+    for name, value in sorted(settings.items()):
+        path = _named_path(value)
+        if path is not None:
+            out[name] = "sha256:" + _tree_digest(path)[:16]
+    return out
+
+
+def _named_path(value) -> Path | None:
+    """The existing file or folder a setting's value names, or ``None``."""
+    if not isinstance(value, str) or not value:
+        return None
+    for candidate in (value, value.partition(":")[2]):
+        if candidate and os.path.exists(candidate):
+            return Path(candidate)
+    return None
+
+
+def _tree_digest(path: Path) -> str:
+    """sha256 over the relative names, sizes and bytes of every file below ``path``."""
+    h = hashlib.sha256()
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+    for f in files:
+        h.update(f"{f.relative_to(path) if f != path else f.name}\0{f.stat().st_size}\0".encode())
+        h.update(bytes.fromhex(_sha256(f)))
+    return h.hexdigest()
 
 
 def _chunk(kind: bytes, data: bytes) -> bytes:
@@ -174,33 +270,152 @@ def _write_imagefolder(folder: Path, samples, images) -> None:
     (folder / "metadata.jsonl").write_text("\n".join(lines) + "\n")
 
 
+def _disk_full(e: OSError) -> bool:
+    """Whether ``e`` says the disk (or the user's quota) is full."""
+    return e.errno in (errno.ENOSPC, errno.EDQUOT) or "No space left on device" in str(e)
+
+
+def _disk_full_error(root: Path, what: str) -> OutputError:
+    """The one-line error for a full disk while writing ``what``."""
+    return OutputError(f"disk full while writing {what} in {str(root)!r}: free some space, then run the same "
+                       "command again to resume")
+
+
+def _remove(path: Path) -> None:
+    """Delete a file or folder that procvis wrote (nothing when it is gone already)."""
+    if path.is_dir() and not path.is_symlink():
+        shutil.rmtree(path, ignore_errors=True)
+    else:
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+
+
+def _file_record(path: Path, rel: str) -> dict:
+    """``{relative name: [size, sha256]}`` of a shard written at ``path`` (a file or a folder)
+    that will live at ``rel``."""
+    if path.is_file():
+        return {rel: [path.stat().st_size, _sha256(path)]}
+    return {f"{rel}/{f.name}": [f.stat().st_size, _sha256(f)] for f in sorted(path.iterdir())}
+
+
+def _install(tmp: Path, final: Path, marker: str) -> None:
+    """Put the complete shard ``tmp`` at ``final``; a damaged folder there is moved aside
+    under a temporary name first (a folder cannot be replaced in one rename)."""
+    if final.is_dir() and not final.is_symlink():
+        old = final.parent / f"{TMP_PREFIX}{marker}-{os.getpid()}-old-{final.name}"
+        _remove(old)
+        os.rename(final, old)
+        os.rename(tmp, final)
+        _remove(old)
+    else:
+        os.replace(tmp, final)
+
+
+def _write_shard(out: str, cfg: RunConfig, task: str, k: int) -> tuple[str, int, dict]:
+    """Generate, render and atomically write one shard (over a damaged one); returns its
+    relative path, its number of samples and its file record."""
+    root = Path(out)
+    rel = shard_path(cfg, task, k)
+    final = root / rel
+    rows = cfg.rows(k)
+    samples = get_task(task, cfg.settings).samples(cfg.seed, rows)
+    images = render_samples(samples, cfg.size)
+    tmp = final.parent / f"{TMP_PREFIX}{cfg.marker()}-{os.getpid()}-{final.name}"
+    try:
+        final.parent.mkdir(parents=True, exist_ok=True)
+        _remove(tmp)
+        if cfg.format == "parquet":
+            _write_parquet(tmp, samples, images)
+        else:
+            _write_imagefolder(tmp, samples, images)
+        record = _file_record(tmp, rel)
+        _install(tmp, final, cfg.marker())
+    except BaseException as e:
+        _remove(tmp)
+        if isinstance(e, OSError) and _disk_full(e):
+            raise _disk_full_error(root, rel) from None
+        raise
+    return rel, len(rows), record
+
+
 def write_shard(out: str, cfg: RunConfig, task: str, k: int) -> int:
     """Generate, render and atomically write one shard; returns its number of samples."""
-    final = Path(out) / shard_path(cfg, task, k)
-    lo, hi = k * cfg.shard_size, min(cfg.count, (k + 1) * cfg.shard_size)
-    if final.exists():
-        return hi - lo
-    samples = get_task(task, cfg.settings).samples(cfg.seed, range(lo, hi))
-    images = render_samples(samples, cfg.size)
-    final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = final.parent / f".tmp-{os.getpid()}-{final.name}"
-    if cfg.format == "parquet":
-        _write_parquet(tmp, samples, images)
-    else:
-        _write_imagefolder(tmp, samples, images)
-    os.replace(tmp, final)
-    return hi - lo
+    return _write_shard(out, cfg, task, k)[1]
 
 
-def _init_worker(threads: int) -> None:
+def _watch_parent(parent: int) -> None:
+    """End this process as soon as its parent is gone (killed with any signal, even -9)."""
+    while True:
+        time.sleep(PARENT_POLL_S)
+        if os.getppid() != parent:
+            os._exit(1)
+
+
+def _init_worker(threads: int, parent: int) -> None:
+    """Set up a worker: its thread counts, no Ctrl-C of its own, and a watch on its parent."""
     import numba      # in the worker only: a parent rendering on the torch path never loads it
 
+    # Ctrl-C reaches the whole process group: the parent alone decides how the run ends.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     torch.set_num_threads(threads)
     numba.set_num_threads(threads)
 
 
-def _worker(args) -> int:
-    return write_shard(*args)
+def _worker(args) -> tuple[str, int, dict]:
+    return _write_shard(*args)
+
+
+def _stop_pool(pool: ProcessPoolExecutor) -> None:
+    """End every worker of ``pool`` now (they may be mid-shard) and wait until they are gone."""
+    # ``_processes``: before Python 3.14 the executor has no public way to end busy workers.
+    procs = list((getattr(pool, "_processes", None) or {}).values())
+    for p in procs:
+        with contextlib.suppress(OSError, ValueError):
+            p.terminate()
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in procs:
+        with contextlib.suppress(OSError, ValueError, AssertionError):
+            p.join(5)
+            if p.is_alive():
+                p.kill()
+                p.join(5)
+
+
+def _start_pool(jobs: list, workers: int) -> tuple[ProcessPoolExecutor, set]:
+    """A pool of spawned workers with every job submitted; returns it and the futures.
+
+    The workers and the pool's helper process start with SIGHUP blocked: a closed terminal
+    hangs up the whole process group, and the parent alone should answer it (it ends them)."""
+    threads = max(1, (os.cpu_count() or 1) // workers)
+    ctx = multiprocessing.get_context("spawn")
+    hangup = {signal.SIGHUP} if hasattr(signal, "SIGHUP") else set()
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, hangup)
+    try:
+        pool = ProcessPoolExecutor(min(workers, len(jobs)), mp_context=ctx, initializer=_init_worker,
+                                   initargs=(threads, os.getpid()))
+        return pool, {pool.submit(_worker, job) for job in jobs}
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _run_jobs(jobs: list, workers: int, done) -> None:
+    """Write every shard of ``jobs``, calling ``done(result)`` as each completes; on any
+    failure or interruption the workers are ended before the exception propagates."""
+    if workers == 1 or len(jobs) <= 1:
+        for job in jobs:
+            done(_write_shard(*job))
+        return
+    pool, pending = _start_pool(jobs, workers)
+    try:
+        while pending:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in finished:
+                done(f.result())
+    except BaseException:
+        _stop_pool(pool)
+        raise
+    pool.shutdown()
 
 
 def _features_yaml() -> str:
@@ -238,31 +453,381 @@ def _sha256(path: Path) -> str:
     return h.hexdigest()
 
 
-def _atomic_write(path: Path, text: str) -> None:
-    tmp = path.parent / f".tmp-{os.getpid()}-{path.name}"
-    tmp.write_text(text)
-    os.replace(tmp, path)
-
-
-def _check_out(out: Path) -> None:
-    if out.exists() and not out.is_dir():
-        raise OutputError(f"--out {str(out)!r} exists and is not a directory")
+def _atomic_write(path: Path, text: str, marker: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file with the run's ``marker``."""
+    tmp = path.parent / f"{TMP_PREFIX}{marker}-{os.getpid()}-{path.name}"
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(text)
+        os.replace(tmp, path)
     except OSError as e:
-        raise OutputError(f"cannot create output directory {str(out)!r}: {e.strerror}") from None
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise OutputError(f"output directory {str(out)!r} is not writable")
+        _remove(tmp)
+        if _disk_full(e):
+            raise _disk_full_error(path.parent, path.name) from None
+        raise
 
 
-def generate(pattern: str, out: str, seed: int = 0, count: int = 10, size: int = 224, fmt: str = "parquet",
-             workers: int = 1, shard_size: int = 256, progress: bool = True, settings: dict | None = None) -> dict:
-    """Generate ``count`` samples of every task matching ``pattern`` into ``out``, panels
-    ``size`` pixels square (or their own extent), with family ``settings`` (qualified names,
-    e.g. ``{"jigsaw.images": "/data/photos"}``; defaults for the rest).
+def _read_json(path: Path) -> dict | None:
+    """The JSON object in ``path``; ``None`` when it is missing, unreadable or not an object."""
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return value if isinstance(value, dict) else None
 
-    Returns the manifest (also written to ``out/manifest.json``).
-    """
+
+# ---------------------------------------------------------------- the output folder
+
+def _holds_a_run(root: Path) -> bool:
+    """Whether ``root`` holds a procvis run (finished, interrupted or failed)."""
+    if (root / LOCK_FILE).is_file() or (root / JOURNAL_FILE).is_file():
+        return True
+    run, manifest = _read_json(root / RUN_FILE), _read_json(root / MANIFEST_FILE)
+    return bool(run and {"format_version", "pattern"} <= set(run)) or \
+        bool(manifest and {"files", "config"} <= set(manifest))
+
+
+def _check_out(out) -> tuple[Path, bool]:
+    """The output folder, created when missing; returns it and whether this call created it.
+    A folder that exists, is not empty and holds no procvis run is refused."""
+    if not str(out).strip():
+        raise OutputError("--out '' names no folder; give the folder to write the dataset to")
+    root = Path(out)
+    if root.exists() and not root.is_dir():
+        raise OutputError(f"--out {str(root)!r} exists and is not a directory")
+    existed = root.exists()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise OutputError(f"cannot create output directory {str(root)!r}: {e.strerror}") from None
+    if not os.access(root, os.W_OK | os.X_OK):
+        raise OutputError(f"output directory {str(root)!r} is not writable")
+    if existed and not _holds_a_run(root) and any(root.iterdir()):
+        raise OutputError(f"--out {str(root)!r} is not empty and holds no procvis dataset; choose a new or empty "
+                          "folder (procvis writes only into its own)")
+    return root, not existed
+
+
+class _Lock:
+    """The folder's single-writer lock: ``.procvis.lock`` names the owner's pid and run
+    marker and is held with ``flock``, which the kernel releases when the owner dies, so a
+    lock file left by a killed run is stale and is taken over. ``stale``: what that file
+    said (``{}`` when there was none)."""
+
+    def __init__(self, root: Path, marker: str):
+        self.root, self.path, self.marker = root, root / LOCK_FILE, marker
+        self.fd: int | None = None
+        self.stale: dict = {}
+
+    def __enter__(self) -> _Lock:
+        import fcntl
+
+        while True:
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = _lock_owner(fd)
+                os.close(fd)
+                raise OutputError(f"{str(self.root)!r} is being written by another procvis generate (pid {owner}); "
+                                  "wait for it to end, or stop it and run the command again") from None
+            if self._still_the_lock_file(fd):
+                break
+            os.close(fd)       # its owner removed this file as we opened it: take the new one
+        self.fd = fd
+        self.stale = _read_lock(fd)
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"pid": os.getpid(), "run": self.marker}).encode(), 0)
+        return self
+
+    def _still_the_lock_file(self, fd: int) -> bool:
+        """Whether ``fd`` is still the file at the lock's path (its owner may remove it)."""
+        try:
+            return os.fstat(fd).st_ino == os.stat(self.path).st_ino
+        except FileNotFoundError:
+            return False
+
+    def __exit__(self, *exc) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+        os.close(self.fd)
+
+
+def _read_lock(fd: int) -> dict:
+    """What a lock file says: ``{"pid": ..., "run": marker}``, or ``{}``."""
+    try:
+        value = json.loads(os.pread(fd, 4096, 0) or b"{}")
+    except (OSError, ValueError):
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _lock_owner(fd: int) -> str:
+    """The pid a lock file names (``"unknown"`` when it names none yet)."""
+    return str(_read_lock(fd).get("pid", "unknown"))
+
+
+@contextlib.contextmanager
+def _signals_raised():
+    """Within: SIGINT, SIGTERM and SIGHUP raise :class:`Interrupted`, so a run told to stop
+    ends its workers and removes its temporary files on the way out (a signal the process
+    ignores stays ignored; outside the main thread nothing changes)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    sigs = [s for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) if signal.getsignal(s) is not signal.SIG_IGN]
+
+    def stop(signum, frame):
+        for s in sigs:                       # the clean-up must not be cut short by a second signal
+            signal.signal(s, signal.SIG_IGN)
+        raise Interrupted(signum)
+
+    old = {s: signal.signal(s, stop) for s in sigs}
+    try:
+        yield
+    finally:
+        for s, handler in old.items():
+            signal.signal(s, handler)
+
+
+def _our_dirs(root: Path, cfg: RunConfig) -> list[Path]:
+    """The folders where procvis puts temporary files: the root, the data tree and its task folders."""
+    tree = root / cfg.tree()
+    out = [root]
+    if tree.is_dir() and not tree.is_symlink():
+        out += [tree] + [d for d in sorted(tree.iterdir()) if d.is_dir() and not d.is_symlink()]
+    return out
+
+
+def _remove_temporary(root: Path, cfg: RunConfig, markers: set[str]) -> None:
+    """Delete the temporary files and folders of the runs with these markers."""
+    prefixes = tuple(f"{TMP_PREFIX}{m}-" for m in markers)
+    for d in _our_dirs(root, cfg):
+        for p in list(d.iterdir()):
+            if p.name.startswith(prefixes):
+                _remove(p)
+
+
+def _prune_empty(tree: Path) -> None:
+    """Remove the empty folders of the data tree, the tree included when it ends empty."""
+    if not tree.is_dir() or tree.is_symlink():
+        return
+    for d, _, _ in sorted(os.walk(tree), key=lambda w: -len(w[0])):
+        with contextlib.suppress(OSError):
+            os.rmdir(d)
+
+
+def _own_image_file(path: Path, rows: range) -> bool:
+    """Whether a file in an image shard folder has a name this shard writes."""
+    if not path.is_file() or path.is_symlink():
+        return False
+    m = re.fullmatch(r"(\d{6})_(\d+)\.png", path.name)
+    return path.name == "metadata.jsonl" or (m is not None and int(m[1]) in rows)
+
+
+def _strays(root: Path, cfg: RunConfig, tasks: list[str]) -> list[str]:
+    """Entries of the data tree that no shard of this run accounts for (relative paths):
+    files and folders procvis did not write, which it must not remove."""
+    name = cfg.tree()
+    tree = root / name
+    if not tree.exists() and not tree.is_symlink():
+        return []
+    if not tree.is_dir() or tree.is_symlink():
+        return [name]
+    expected = {shard_path(cfg, t, k): k for t, k in cfg.shards(tasks)}
+    task_dirs = {f"{name}/{_slug(t)}" for t in tasks}
+    out = []
+    for d in sorted(tree.iterdir()):
+        rel = f"{name}/{d.name}"
+        if rel not in task_dirs or not d.is_dir() or d.is_symlink():
+            out.append(rel)
+            continue
+        for s in sorted(d.iterdir()):
+            srel = f"{rel}/{s.name}"
+            if srel not in expected:
+                out.append(srel)
+            elif cfg.format == "parquet":
+                if not s.is_file() or s.is_symlink():
+                    out.append(srel)
+            elif not s.is_dir() or s.is_symlink():
+                out.append(srel)
+            else:
+                rows = cfg.rows(expected[srel])
+                out += [f"{srel}/{f.name}" for f in sorted(s.iterdir()) if not _own_image_file(f, rows)]
+    return out
+
+
+def _refuse_strays(root: Path, cfg: RunConfig, tasks: list[str]) -> None:
+    """:class:`OutputError` naming the first entry of the data tree procvis did not write."""
+    strays = _strays(root, cfg, tasks)
+    if strays:
+        more = f" (and {len(strays) - 1} more)" if len(strays) > 1 else ""
+        raise OutputError(f"{strays[0]!r}{more} in {str(root)!r} is not part of this dataset and procvis did not "
+                          "write it; move it out of the folder and run the same command again")
+
+
+# ---------------------------------------------------------------- the run's identity
+
+def _identity_of_manifest(manifest: dict) -> dict | None:
+    """The identity a manifest records (``None`` when it records none that parses)."""
+    config = manifest.get("config")
+    if not isinstance(config, dict):
+        return None
+    try:
+        identity = RunConfig(**config).identity()
+    except TypeError:
+        return {"format_version": manifest.get("format_version"), **config}
+    identity["format_version"] = manifest.get("format_version")
+    return identity
+
+
+def _recorded_identity(root: Path) -> dict | None:
+    """The identity of the run already in ``root``: its run.json, or its manifest's."""
+    run = _read_json(root / RUN_FILE)
+    if run is not None:
+        return run
+    manifest = _read_json(root / MANIFEST_FILE)
+    return _identity_of_manifest(manifest) if manifest else None
+
+
+SETTING_NAMES = {"font": "font ($PROCVIS_FONT)"}
+
+
+def _differences(before: dict, now: dict) -> list[str]:
+    """``name: old there, new asked`` for every setting that differs (family settings and
+    folder contents one by one)."""
+    out = []
+    for key in sorted(set(before) | set(now)):
+        old, new = before.get(key), now.get(key)
+        if old == new:
+            continue
+        if key in ("settings", "inputs") and isinstance(old or {}, dict) and isinstance(new or {}, dict):
+            for name in sorted(set(old or {}) | set(new or {})):
+                o, n = (old or {}).get(name), (new or {}).get(name)
+                if o != n:
+                    out.append(f"{name if key == 'settings' else 'content of ' + name}: {o!r} there, {n!r} asked")
+        else:
+            out.append(f"{SETTING_NAMES.get(key, key)}: {old!r} there, {new!r} asked")
+    return out
+
+
+def _refuse_other_settings(root: Path, cfg: RunConfig) -> None:
+    """:class:`OutputError` naming every setting in which the run in ``root`` differs from ``cfg``."""
+    before = _recorded_identity(root)
+    diff = _differences(before, cfg.identity()) if before is not None else []
+    if diff:
+        raise OutputError(f"{str(root)!r} holds a dataset generated with other settings ({'; '.join(diff)}); "
+                          "choose another --out or remove it")
+
+
+def _write_identity(root: Path, cfg: RunConfig) -> None:
+    """Write run.json and the dataset card unless they already say what they should (one
+    line on stderr for each one that was there and is repaired)."""
+    for name, text in ((RUN_FILE, json.dumps(cfg.identity(), sort_keys=True) + "\n"), (CARD_FILE, _card(cfg))):
+        path = root / name
+        try:
+            if path.read_text() == text:
+                continue
+        except (OSError, UnicodeDecodeError):
+            pass
+        if path.exists():
+            print(f"procvis: repairing {name}: it differs from this run's", file=sys.stderr)
+        _atomic_write(path, text, cfg.marker())
+
+
+# ---------------------------------------------------------------- checksums on record
+
+class _Journal:
+    """``.procvis-journal.jsonl``: one line per shard written, with its file record, so an
+    interrupted run's shards are checked on resume as a finished run's are."""
+
+    def __init__(self, root: Path, marker: str):
+        self.path, self.marker = root / JOURNAL_FILE, marker
+
+    def add(self, rel: str, record: dict) -> None:
+        """Record that shard ``rel`` was written with the files of ``record``."""
+        try:
+            with open(self.path, "a") as f:
+                f.write(json.dumps({"run": self.marker, "shard": rel, "files": record}, sort_keys=True) + "\n")
+        except OSError as e:
+            if _disk_full(e):
+                raise _disk_full_error(self.path.parent, JOURNAL_FILE) from None
+            raise
+
+    def read(self) -> dict:
+        """``{file: (size, sha256)}`` of every shard this run wrote (a torn last line is skipped)."""
+        out = {}
+        try:
+            lines = self.path.read_text().splitlines()
+        except (OSError, UnicodeDecodeError):
+            return out
+        for line in lines:
+            try:
+                entry = json.loads(line)
+                if entry.get("run") == self.marker:
+                    out.update({f: (v[0], v[1]) for f, v in entry["files"].items()})
+            except (ValueError, AttributeError, KeyError, TypeError, IndexError):
+                continue
+        return out
+
+    def remove(self) -> None:
+        with contextlib.suppress(FileNotFoundError):
+            self.path.unlink()
+
+
+def _records(root: Path, cfg: RunConfig) -> dict:
+    """``{file: (size or None, sha256)}`` on record for this run: its manifest's (when the
+    manifest is this run's) updated with its journal's."""
+    out = {}
+    manifest = _read_json(root / MANIFEST_FILE)
+    if manifest and _identity_of_manifest(manifest) == cfg.identity() and isinstance(manifest.get("files"), dict):
+        sizes = manifest.get("sizes") if isinstance(manifest.get("sizes"), dict) else {}
+        out = {f: (sizes.get(f), h) for f, h in manifest["files"].items()}
+    out.update(_Journal(root, cfg.marker()).read())
+    return out
+
+
+UNRECORDED = "unrecorded"
+
+
+def _files_problem(root: Path, rel: str, mine: dict) -> str | None:
+    """What is wrong with the files of shard ``rel`` against their record, or ``None``."""
+    path = root / rel
+    actual = {rel: path} if path.is_file() else {f"{rel}/{f.name}": f for f in sorted(path.iterdir())}
+
+    def name(f: str) -> str:
+        return "it" if f == rel else f[len(rel) + 1:]
+
+    for f in sorted(set(mine) - set(actual)):
+        return f"{name(f)} is missing"
+    for f in sorted(set(actual) - set(mine)):
+        return f"{name(f)} is not in the manifest"
+    for f, (size, sha) in sorted(mine.items()):
+        if not actual[f].is_file():
+            return f"{name(f)} is not a file"
+        have = actual[f].stat().st_size
+        if size is not None and have != size:
+            return f"{name(f)} has {have} bytes, the manifest says {size}"
+        if _sha256(actual[f]) != sha:
+            return f"{name(f)} does not match its checksum in the manifest"
+    return None
+
+
+def _shard_problem(root: Path, cfg: RunConfig, task: str, k: int, records: dict) -> str | None:
+    """What is wrong with shard ``k`` of ``task`` (``UNRECORDED``: on disk or not, no record
+    says what it should hold), or ``None`` when it matches its record and its rows are right."""
+    rel = shard_path(cfg, task, k)
+    mine = {f: v for f, v in records.items() if f == rel or f.startswith(rel + "/")}
+    if not (root / rel).exists():
+        return "missing" if mine else UNRECORDED
+    if not mine:
+        return UNRECORDED
+    return _files_problem(root, rel, mine) or _rows_problem(root, cfg, task, k)
+
+
+# ---------------------------------------------------------------- generate
+
+def _check_arguments(fmt, count, workers, shard_size, seed, size) -> int:
+    """The panel side, once every argument is checked (:class:`UserError` otherwise)."""
     if fmt not in FORMATS:
         raise UserError(f"format={fmt!r}; allowed: {', '.join(FORMATS)}")
     if int(count) != count or count <= 0:
@@ -273,116 +838,246 @@ def generate(pattern: str, out: str, seed: int = 0, count: int = 10, size: int =
         raise UserError(f"shard_size={shard_size!r} must be a positive integer")
     if int(seed) != seed:
         raise UserError(f"seed={seed!r} must be an integer")
+    if not -INT64 <= int(seed) < INT64 or count >= INT64:
+        raise UserError(f"seed={seed!r} must lie in -2**63..2**63-1 (datasets store it as a 64-bit integer)")
     H, W = canvas_size(size)
     if H != W:
         raise UserError(f"size={size!r}: panels are drawn N pixels square (or at their own extent); give one number")
+    return H
+
+
+class _NoBar:
+    def update(self, n: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(progress: bool, total: int):
+    """A progress bar on stderr (one that shows nothing when ``progress`` is off)."""
+    if not progress:
+        return _NoBar()
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="sample", desc="generate", file=sys.stderr, dynamic_ncols=True)
+
+
+def generate(pattern: str, out: str, seed: int = 0, count: int = 10, size: int = 224, fmt: str = "parquet",
+             workers: int = 1, shard_size: int = 256, progress: bool = True, settings: dict | None = None) -> dict:
+    """Generate ``count`` samples of every task matching ``pattern`` into ``out``, panels
+    ``size`` pixels square (or their own extent), with family ``settings`` (qualified names,
+    e.g. ``{"jigsaw.images": "/data/photos"}``; defaults for the rest).
+
+    A folder that already holds this run is checked shard by shard and completed or repaired
+    (one line on stderr per repaired shard); anything that cannot be repaired without
+    touching files procvis did not write is a :class:`OutputError`. SIGINT, SIGTERM and SIGHUP
+    end the workers and raise :class:`Interrupted`; the same call then resumes.
+
+    Returns the manifest (also written to ``out/manifest.json``).
+    """
+    side = _check_arguments(fmt, count, workers, shard_size, seed, size)
     bound = resolve(pattern, settings)
     tasks = [t.id for t in bound]
-    cfg = RunConfig(pattern=pattern, seed=int(seed), count=int(count), size=H, format=fmt, shard_size=int(shard_size),
-                    settings=run_settings(bound))
-    root = Path(out)
-    _check_out(root)
-    run_file = root / "run.json"
-    identity = cfg.identity()
-    if run_file.exists():
+    chosen = run_settings(bound)
+    cfg = RunConfig(pattern=pattern, seed=int(seed), count=int(count), size=side, format=fmt,
+                    shard_size=int(shard_size), settings=chosen, inputs=input_digests(chosen), font=font_digest(),
+                    procvis_version=procvis_version())
+    with _signals_raised():
+        root, created = _check_out(out)
         try:
-            before = json.loads(run_file.read_text())
-        except (OSError, json.JSONDecodeError):
-            before = {}
-        diff = {k: (before.get(k), v) for k, v in identity.items() if before.get(k) != v}
-        diff.update({k: (v, None) for k, v in before.items() if k not in identity})
-        if diff:
-            said = ", ".join(f"{k}: {old!r} there, {new!r} asked" for k, (old, new) in diff.items())
-            raise OutputError(f"{str(root)!r} holds a dataset generated with other settings ({said}); "
-                              "choose another --out or remove it")
-    else:
-        _atomic_write(run_file, json.dumps(identity, sort_keys=True) + "\n")
-    for tmp in list(root.rglob(".tmp-*")):  # leftovers of a killed run
-        shutil.rmtree(tmp) if tmp.is_dir() else tmp.unlink()
-    _atomic_write(root / "README.md", _card(cfg))
-
-    shards = cfg.shards(tasks)
-    bar = None
-    if progress:
-        from tqdm import tqdm
-
-        bar = tqdm(total=len(tasks) * cfg.count, unit="sample", desc="generate", file=sys.stderr,
-                   dynamic_ncols=True)
-    jobs = [(str(root), cfg, t, k) for t, k in shards]
-    if workers == 1:
-        for job in jobs:
-            n = write_shard(*job)
-            if bar:
-                bar.update(n)
-    else:
-        threads = max(1, (os.cpu_count() or 1) // workers)
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker, initargs=(threads,)) as pool:
-            for n in pool.map(_worker, jobs):
-                if bar:
-                    bar.update(n)
-    if bar:
-        bar.close()
-    return _write_manifest(root, cfg, tasks, shards)
+            with _Lock(root, cfg.marker()) as lock:
+                try:
+                    return _generate_locked(root, cfg, tasks, workers, progress, lock.stale.get("run"))
+                except BaseException:
+                    _clean_after_failure(root, cfg)
+                    raise
+        except BaseException:
+            if created:
+                with contextlib.suppress(OSError):
+                    root.rmdir()                 # only when nothing is left in it
+            raise
 
 
-def _write_manifest(root: Path, cfg: RunConfig, tasks: list[str], shards) -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
+def _generate_locked(root: Path, cfg: RunConfig, tasks: list[str], workers: int, progress: bool,
+                     stale: str | None) -> dict:
+    """``generate`` once the folder is locked; returns the manifest."""
+    _refuse_other_settings(root, cfg)
+    _remove_temporary(root, cfg, {cfg.marker()} | ({stale} if isinstance(stale, str) else set()))
+    if not (root / RUN_FILE).exists():
+        _prune_empty(root / cfg.tree())          # what a failed first attempt left
+    _refuse_strays(root, cfg, tasks)
+    records = _records(root, cfg)
+    files, jobs = {}, []
+    bar = _progress_bar(progress, len(tasks) * cfg.count)
     try:
-        ver = version("procvis")
-    except PackageNotFoundError:
-        ver = "unknown"
-    files = {}
-    for t, k in shards:
-        p = root / shard_path(cfg, t, k)
-        for f in sorted([p] if p.is_file() else p.rglob("*")):
-            files[str(f.relative_to(root))] = _sha256(f)
-    manifest = {"procvis_version": ver, "format_version": FORMAT_VERSION, "config": asdict(cfg),
-                "seed": cfg.seed, "tasks": tasks, "counts": {t: cfg.count for t in tasks},
-                "total": cfg.count * len(tasks), "files": files}
-    _atomic_write(root / "manifest.json", json.dumps(manifest, indent=1, sort_keys=True) + "\n")
+        for t, k in cfg.shards(tasks):
+            rel = shard_path(cfg, t, k)
+            problem = _shard_problem(root, cfg, t, k, records)
+            if problem is None:
+                files.update({f: (s if s is not None else (root / f).stat().st_size, h)
+                              for f, (s, h) in records.items() if f == rel or f.startswith(rel + "/")})
+                bar.update(len(cfg.rows(k)))
+                continue
+            if problem != UNRECORDED:
+                print(f"procvis: repairing {rel}: {problem}", file=sys.stderr)
+            jobs.append((str(root), cfg, t, k))
+        journal = _Journal(root, cfg.marker())
+        written = []
+
+        def done(result) -> None:
+            rel, n, record = result
+            files.update({f: tuple(v) for f, v in record.items()})
+            journal.add(rel, record)
+            if not written:
+                _write_identity(root, cfg)
+                written.append(rel)
+            bar.update(n)
+
+        _run_jobs(jobs, workers, done)
+    finally:
+        bar.close()
+    _write_identity(root, cfg)
+    manifest = _write_manifest(root, cfg, tasks, files)
+    journal.remove()
     return manifest
 
 
+def _clean_after_failure(root: Path, cfg: RunConfig) -> None:
+    """Remove this run's temporary files; when no shard was ever written, also what the run
+    created (empty folders, an empty journal), so the corrected command starts afresh."""
+    with contextlib.suppress(OSError):
+        _remove_temporary(root, cfg, {cfg.marker()})
+        if not (root / RUN_FILE).exists():
+            _prune_empty(root / cfg.tree())
+            if not (root / cfg.tree()).exists():
+                _Journal(root, cfg.marker()).remove()
+
+
+def _write_manifest(root: Path, cfg: RunConfig, tasks: list[str], files: dict) -> dict:
+    """Write manifest.json from ``files`` (``{file: (size, sha256)}``); returns the manifest."""
+    manifest = {"procvis_version": cfg.procvis_version or procvis_version(), "format_version": FORMAT_VERSION,
+                "config": asdict(cfg), "seed": cfg.seed, "tasks": tasks, "counts": {t: cfg.count for t in tasks},
+                "total": cfg.count * len(tasks), "files": {f: h for f, (_, h) in files.items()},
+                "sizes": {f: s for f, (s, _) in files.items()}}
+    _atomic_write(root / MANIFEST_FILE, json.dumps(manifest, indent=1, sort_keys=True) + "\n", cfg.marker())
+    return manifest
+
+
+# ---------------------------------------------------------------- verify
+
 def load_manifest(out: str) -> dict:
-    return json.loads((Path(out) / "manifest.json").read_text())
+    """The manifest of the dataset in ``out``, as written."""
+    return json.loads((Path(out) / MANIFEST_FILE).read_text())
 
 
-def verify(out: str) -> list[str]:
-    """Files whose checksum no longer matches the manifest, and shards holding rows drawn
-    under other family settings than the manifest's (a mixed folder). Empty when the
-    dataset is intact."""
+def _finished_run(root: Path) -> tuple[dict, RunConfig]:
+    """The manifest of a finished run in ``root`` and its config (:class:`OutputError` when
+    there is none that reads)."""
+    manifest = _read_json(root / MANIFEST_FILE)
+    try:
+        cfg = RunConfig(**manifest["config"])
+        if not isinstance(manifest["files"], dict) or cfg.format not in FORMATS:
+            raise TypeError
+    except (TypeError, KeyError):
+        raise OutputError(f"{str(root)!r} has no readable manifest.json: not a finished procvis dataset (the "
+                          "generate command that wrote it finishes it)") from None
+    return manifest, cfg
+
+
+def _extra_files(root: Path, cfg: RunConfig, listed: set[str]) -> list[str]:
+    """Files and folders of the data tree that the manifest does not list (relative paths)."""
+    tree = root / cfg.tree()
+    needed = {str(Path(f).parents[i]) for f in listed for i in range(len(Path(f).parents) - 1)}
+    out = []
+    for d, dirs, names in os.walk(tree):
+        rel = Path(d).relative_to(root).as_posix()
+        for sub in sorted(dirs):
+            if f"{rel}/{sub}" not in needed:
+                out.append(f"{rel}/{sub}")
+                dirs.remove(sub)
+        out += [f"{rel}/{n}" for n in sorted(names) if f"{rel}/{n}" not in listed]
+    return out
+
+
+def check(out: str) -> dict[str, str]:
+    """Everything wrong with a finished dataset folder, as ``{relative path: what}``: files of
+    the manifest that are missing or changed (size or checksum); files and folders of the data
+    tree it does not list; shards whose rows are missing, extra, out of place or drawn under
+    other family settings (found from the rows, even under a rewritten manifest); a run.json or
+    card that does not match the manifest. Files beside the data tree are not the dataset's."""
     root = Path(out)
-    m = load_manifest(out)
-    bad = [f for f, h in m["files"].items() if not (root / f).is_file() or _sha256(root / f) != h]
-    want = m["config"].get("settings", {})
-    for f in m["files"]:
-        if f in bad or not (f.endswith(".parquet") or f.endswith("metadata.jsonl")):
-            continue
-        if any(_row_settings(task, meta) != _task_settings(want, task) for task, meta in _rows(root / f)):
-            bad.append(f)
+    manifest, cfg = _finished_run(root)
+    files = manifest["files"]
+    sizes = manifest.get("sizes") if isinstance(manifest.get("sizes"), dict) else {}
+    bad = {}
+    for f, h in sorted(files.items()):
+        p = root / f
+        if not p.is_file():
+            bad[f] = "missing"
+        elif f in sizes and p.stat().st_size != sizes[f]:
+            bad[f] = f"{p.stat().st_size} bytes, the manifest says {sizes[f]}"
+        elif _sha256(p) != h:
+            bad[f] = "does not match its checksum in the manifest"
+    bad.update({f: "not in the manifest" for f in _extra_files(root, cfg, set(files))})
+    shards = {f if cfg.format == "parquet" else f.rsplit("/", 1)[0] for f in files}
+    for t, k in cfg.shards(manifest.get("tasks") or []):
+        rel = shard_path(cfg, t, k)
+        target = rel if cfg.format == "parquet" else f"{rel}/metadata.jsonl"
+        if rel not in shards:
+            bad[rel] = "a shard of the run that the manifest does not list"
+        elif target not in bad:
+            problem = _rows_problem(root, cfg, t, k)
+            if problem:
+                bad[target] = problem
+    if _read_json(root / RUN_FILE) != cfg.identity() | {"format_version": manifest.get("format_version")}:
+        bad[RUN_FILE] = "does not match the manifest's settings"
+    try:
+        card_ok = (root / CARD_FILE).read_text() == _card(cfg)
+    except (OSError, UnicodeDecodeError):
+        card_ok = False
+    if not card_ok:
+        bad[CARD_FILE] = "is not the card of the manifest's settings"
     return bad
 
 
-def _rows(path: Path):
-    """``(task, meta dict)`` of every row of a shard file."""
+def verify(out: str) -> list[str]:
+    """Relative paths of everything :func:`check` finds wrong; empty when the dataset is
+    intact. A re-run of the same generate command repairs each of them, or refuses with a
+    one-line error naming a file it did not write."""
+    return list(check(out))
+
+
+def _rows_problem(root: Path, cfg: RunConfig, task: str, k: int) -> str | None:
+    """What is wrong with the rows of shard ``k`` of ``task``, or ``None``."""
+    rel = shard_path(cfg, task, k)
+    path = root / rel if cfg.format == "parquet" else root / rel / "metadata.jsonl"
+    try:
+        rows = _rows(path)
+    except Exception as e:     # any damage a reader trips on means the same: rewrite the shard
+        return f"{path.relative_to(root).as_posix()} cannot be read ({type(e).__name__})"
+    want = list(cfg.rows(k))
+    if [t for t, _, _ in rows] != [task] * len(want) or [i for _, i, _ in rows] != want:
+        return f"holds {len(rows)} rows, not rows {want[0]}..{want[-1]} of {task}"
+    family = get_family(family_of(task))
+    expected = {k: v for k, v in cfg.settings.items()
+                if k.split(".", 1)[0] == family.name and family.settings[k.split(".", 1)[1]].concerns(task)}
+    if any({f"{family.name}.{k}": v for k, v in (meta.get("settings") or {}).items()} != expected for _, _, meta in rows):
+        return "holds rows drawn under other family settings"
+    return None
+
+
+def _rows(path: Path) -> list[tuple[str, int, dict]]:
+    """``(task, index, meta dict)`` of every row of a shard file."""
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 
-        table = pq.read_table(path, columns=["task", "meta"])
-        return [(t, json.loads(m)) for t, m in zip(table.column("task").to_pylist(), table.column("meta").to_pylist())]
-    return [(r["task"], json.loads(r["meta"])) for r in map(json.loads, path.read_text().splitlines()) if r]
+        table = pq.read_table(path, columns=["task", "index", "meta"])
+        cols = [table.column(c).to_pylist() for c in ("task", "index", "meta")]
+        return [(t, i, json.loads(m)) for t, i, m in zip(*cols)]
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line]
+    return [(r["task"], r["index"], json.loads(r["meta"])) for r in rows]
 
 
-def _row_settings(task: str, meta: dict) -> dict:
-    return {f"{bound_task(task, None).family}.{k}": v for k, v in (meta.get("settings") or {}).items()}
-
-
-def _task_settings(settings: dict, task: str) -> dict:
-    family = bound_task(task, None).family
-    return {k: v for k, v in settings.items() if k.split(".", 1)[0] == family}
-
-
-__all__ = ["generate", "verify", "load_manifest", "render_samples", "encode_png", "FORMATS", "OutputError",
-           "RunConfig"]
+__all__ = ["generate", "verify", "check", "load_manifest", "render_samples", "encode_png", "write_shard", "FORMATS",
+           "OutputError", "RunConfig"]

@@ -11,6 +11,7 @@ from ``$PROCVIS_FONT``; the built atlas is cached under ``$PROCVIS_CACHE`` (defa
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -124,19 +125,40 @@ def build_atlas(font_path: str, charset: str = CHARSET) -> GlyphAtlas:
 
 @functools.lru_cache(maxsize=1)
 def load_atlas() -> GlyphAtlas:
-    """The process-wide atlas, built on first use and cached on disk by font content."""
+    """The process-wide atlas, built on first use and cached on disk by font content; a
+    damaged cache file is rebuilt, and an unwritable cache folder only costs the rebuild."""
     font = find_font()
     digest = hashlib.sha256(Path(font).read_bytes() + CHARSET.encode()).hexdigest()[:16]
     path = cache_dir() / f"glyphs-v{ATLAS_VERSION}-{ATLAS_CELL}-{digest}.npz"
-    if path.is_file():
-        try:
-            with np.load(path) as z:
-                return GlyphAtlas(sdf=z["sdf"], advance=z["advance"], charset=CHARSET, font=font)
-        except (OSError, ValueError, KeyError):
-            pass  # a damaged cache file is rebuilt below
-    atlas = build_atlas(font)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp.npz")
-    np.savez(tmp, sdf=atlas.sdf, advance=atlas.advance)
-    os.replace(tmp, path)
+    atlas = _read_cached_atlas(path, font)
+    if atlas is None:
+        atlas = build_atlas(font)
+        _write_cached_atlas(path, atlas)
     return atlas
+
+
+def _read_cached_atlas(path: Path, font: str) -> GlyphAtlas | None:
+    """The atlas cached at ``path``, or ``None`` when it is missing or damaged in any way
+    (empty, truncated, not an archive, arrays of the wrong shape)."""
+    try:
+        with np.load(path) as z:
+            sdf, advance = z["sdf"], z["advance"]
+    except Exception:        # missing, or damaged in one of many ways: EOFError, BadZipFile, ValueError...
+        return None
+    if sdf.shape != (len(CHARSET), ATLAS_CELL, ATLAS_CELL) or advance.shape != (len(CHARSET),) \
+            or sdf.dtype != np.float32 or advance.dtype != np.float32 or not np.isfinite(sdf).all():
+        return None
+    return GlyphAtlas(sdf=sdf, advance=advance, charset=CHARSET, font=font)
+
+
+def _write_cached_atlas(path: Path, atlas: GlyphAtlas) -> None:
+    """Cache ``atlas`` at ``path`` atomically; nothing when the folder cannot be written."""
+    tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as f:
+            np.savez(f, sdf=atlas.sdf, advance=atlas.advance)
+        os.replace(tmp, path)
+    except OSError:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
