@@ -115,10 +115,14 @@ def writable_parent(path: Path) -> None:
 
 def _list_args(p):
     p.add_argument("pattern", nargs="?", help="glob pattern, e.g. 'elvis/closure/*' (all tasks when left out)")
+    p.add_argument("--set", type=setting, action="append", metavar="FAMILY.SETTING=VALUE", default=[],
+                   help="a family setting (repeatable), e.g. bongard.problems=DIR, whose folder provides tasks")
 
 
 def _list(a) -> int:
-    ids = registry.list_tasks() if a.pattern is None else [t.id for t in registry.resolve(a.pattern)]
+    given = settings_of(a)
+    pattern = "*" if a.pattern is None and given else a.pattern
+    ids = registry.list_tasks() if pattern is None else [t.id for t in registry.resolve(pattern, given)]
     sys.stdout.write("".join(t + "\n" for t in ids))
     return 0
 
@@ -157,10 +161,18 @@ def _generate_args(p):
 
 
 def _generate(a) -> int:
+    import signal
+
     from .outputs import generate          # torch: loaded when the command runs, not to parse it
 
-    m = generate(a.pattern, a.out, seed=a.seed, count=a.count, size=a.size, fmt=a.format, workers=a.workers,
-                 shard_size=a.shard_size, progress=not a.quiet, settings=settings_of(a))
+    try:
+        m = generate(a.pattern, a.out, seed=a.seed, count=a.count, size=a.size, fmt=a.format, workers=a.workers,
+                     shard_size=a.shard_size, progress=not a.quiet, settings=settings_of(a))
+    except KeyboardInterrupt as e:         # workers ended, temporary files removed: say how to resume
+        signum = getattr(e, "signum", signal.SIGINT)
+        print(f"procvis: interrupted by {signal.Signals(signum).name}; run the same command again to resume",
+              file=sys.stderr)
+        return 128 + signum
     print(f"wrote {m['total']} samples of {len(m['tasks'])} tasks to {a.out} ({len(m['files'])} files)")
     return 0
 
@@ -254,14 +266,16 @@ def _baselines_args(p):
     p.add_argument("pattern", help="task id or glob pattern")
     p.add_argument("--n", type=positive_int("--n"), default=1100, help="items per task")
     p.add_argument("--alpha", type=float, default=0.05, help="significance level of the one-sided binomial test")
+    p.add_argument("--set", type=setting, action="append", metavar="FAMILY.SETTING=VALUE", default=[],
+                   help="a family setting (repeatable), e.g. bongard.problems=DIR, whose folder provides tasks")
 
 
 def _baselines(a) -> int:
     """Chance accuracy and the exact one-sided binomial p < alpha threshold per task."""
     if not 0 < a.alpha < 1:
         raise UserError(f"--alpha {a.alpha!r} must lie strictly between 0 and 1")
-    tasks = sorted(registry.resolve(a.pattern), key=lambda t: (t.root, t.rank, t.id))
-    missing = [t.id for t in tasks if t.answer_distribution is None]
+    tasks = sorted(registry.resolve(a.pattern, settings_of(a)), key=lambda t: (t.root, t.rank, t.id))
+    missing = [t.id for t in tasks if t.answer_distribution is None and not t.open_answer]
     if missing:
         raise UserError(f"no stated answer distribution for {', '.join(missing[:3])}"
                         f"{' and more' if len(missing) > 3 else ''}; baselines need tasks that declare one")
@@ -269,6 +283,9 @@ def _baselines(a) -> int:
     print(f"{'task':<{width}}  {'chance %':>8}  {'p<' + str(a.alpha) + ' %':>8}   (n = {a.n})")
     closed = []
     for t in tasks:
+        if t.open_answer:                  # free text graded by a judge: nothing to guess from
+            print(f"{t.id:<{width}}  {'—':>8}  {'—':>8}   free text graded by a judge: no chance level")
+            continue
         p0 = chance(t.answer_distribution)
         # Critical accuracy as the papers report it: k/n rounded to one decimal.
         level = critical_accuracy(a.n, p0, a.alpha)
@@ -283,6 +300,20 @@ def _baselines(a) -> int:
     return 0
 
 
+def _report_args(p):
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run folders written by 'procvis eval' (one model under "
+                                                          "one protocol each)")
+    p.add_argument("--out", required=True, help="folder for report.md (and the families' plots)")
+
+
+def _report(a) -> int:
+    """One report over several runs: each family's table over all of them (Bongard: models x strategies)."""
+    from .reports import write_report
+
+    print(f"wrote {write_report(a.runs, a.out)}")
+    return 0
+
+
 ENGINE_COMMANDS = (
     Command("list", "print registered task ids, one per line", _list_args, _list),
     Command("families", "describe every family: its tasks, protocols and settings", _families_args, _families),
@@ -291,6 +322,8 @@ ENGINE_COMMANDS = (
     Command("render", "render a JSON scene file to PNG", _render_args, _render),
     Command("demo", "generate a small sample of every task and a contact sheet", _demo_args, _demo),
     Command("baselines", "chance accuracy and significance thresholds per task", _baselines_args, _baselines),
+    Command("report", "one report over several 'procvis eval' runs (e.g. models x strategies)", _report_args,
+            _report),
 )
 
 

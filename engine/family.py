@@ -18,6 +18,11 @@
     @FAMILY.runner("mine-baseline", help="a classifier trained per task")
     def baseline(arg, seed, device, batch_size): ...   # -> Runner for --model mine-baseline[:ARG]
 
+Optional: tasks that a setting provides rather than the code (``task_source``: one task per
+folder a setting names, with ``Setting(..., tasks="mine/real/*")`` so other tasks stay
+unbound), a model judge for free-text answers (``model_judge``, used by ``procvis eval
+--judge``) and a report over several runs (``report_runs``, used by ``procvis report``).
+
 That is the whole contract: the registry finds the folder, the generic tests cover every
 task, and the harness, CLI and report code need no change.
 """
@@ -41,13 +46,20 @@ class Setting:
 
     ``default`` applies unless the environment variable ``env`` is set or a value is given
     (``--set family.name=value``); ``check(value) -> value`` normalises a value (e.g. makes
-    a folder path absolute) or raises :class:`engine.errors.UserError` naming what is allowed."""
+    a folder path absolute) or raises :class:`engine.errors.UserError` naming what is allowed.
+    ``tasks`` (a glob of task ids) limits the setting to the tasks it changes: other tasks
+    are not bound to it, so their identity and records stay as they were."""
 
     name: str
     help: str
     default: Any
     env: str | None = None
     check: Callable[[Any], Any] | None = None
+    tasks: str | None = None
+
+    def concerns(self, task_id: str | None) -> bool:
+        """Whether this setting is part of task ``task_id``'s identity (``None``: any task)."""
+        return self.tasks is None or task_id is None or fnmatch.fnmatchcase(task_id, self.tasks)
 
 
 class Family:
@@ -62,9 +74,13 @@ class Family:
         self.block = int(block)           # indices per copy of the benchmark (Percept-V: 10 per size 1..20)
         self.native_size = int(native_size)   # panel side (px) evaluations and audits render at by default
         self.reporter: Callable[..., str] | None = None
+        self.runs_reporter: Callable[..., str] | None = None
         self.exemptions: list[tuple[str, str, str]] = []     # (task glob, audit bar, reason)
         self.concept_fn: Callable[..., Any] | None = None
         self.chance_fn: Callable[..., float | None] | None = None
+        self.judge_fn: Callable[..., list[bool]] | None = None
+        self.attributes_fn: Callable[..., Any] | None = None
+        self.shortcut_fn: Callable[..., dict | None] | None = None
         registry.add_family(self)
 
     def __repr__(self) -> str:
@@ -98,6 +114,24 @@ class Family:
             return fn
         return deco
 
+    def task_source(self, prefix: str, cases: Callable[[dict], dict[str, dict]], *, description="",
+                    reader: Reader | None = None, open_answer: bool = False):
+        """Decorator: register ``fn`` for tasks that the family's settings provide rather than
+        the code, e.g. one task per problem folder a setting names. ``cases(settings) ->
+        {task id: params}`` lists them under the family's resolved settings (own names); every
+        id starts with ``prefix``. They are listed, resolved and bound like registered tasks
+        wherever the settings are known (:func:`engine.registry.resolve`, ``get_task``,
+        ``bound_task``); ``description`` may be a callable of the params."""
+        if not prefix.endswith("/") or prefix.count("/") < 2:
+            raise ValueError(f"task source prefix {prefix!r} must name a folder below the family root, e.g. 'mine/real/'")
+
+        def deco(fn):
+            about = (fn.__doc__ or "").strip().split("\n")[0]
+            registry.add_source(prefix, Task(prefix, fn, self.name, {}, about, None, 0, reader or self.reader,
+                                             open_answer), cases, description)
+            return fn
+        return deco
+
     def protocol(self, cls: type[Protocol]) -> type[Protocol]:
         """Class decorator: ``cls`` becomes ``--protocol cls.name`` for this family's tasks."""
         cls.family = self.name
@@ -117,7 +151,8 @@ class Family:
     def exempt(self, pattern: str, bar: str, reason: str) -> None:
         """Tasks matching the glob ``pattern`` cannot meet audit ``bar`` by design; ``reason``
         (the paper's own definition, stated) is printed next to them in ``AUDIT.md``. Bars:
-        ``probe``, ``reader``, ``legibility``, ``solvability``, and ``predictable`` (answers
+        ``probe``, ``reader``, ``legibility``, ``solvability``, ``shortcut`` (a pixel solver the
+        family states puzzles for: :meth:`shortcut`), and ``predictable`` (answers
         that follow from the parameters, e.g. a count that is the problem size)."""
         if not reason.strip():
             raise ValueError(f"exemption of {pattern!r} from {bar!r} needs a reason")
@@ -137,6 +172,26 @@ class Family:
         """The properties :meth:`concept` declares for ``task`` and ``kind`` (none by default)."""
         return set(self.concept_fn(task, kind)) if self.concept_fn else set()
 
+    def attributes(self, fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Decorator: ``fn(sample) -> (panels, states) | None`` for a family whose answer is a
+        rule over labelled panels (Bongard: six panels per side): ``panels`` lists ``(label,
+        {attribute: value})`` pairs, what each panel shows as named numbers, and
+        ``states(attribute) -> bool`` says which attributes state the rule. The audit fits its
+        nuisance probe on every other attribute: if they tell the labels apart, the rule has
+        a second valid answer."""
+        self.attributes_fn = fn
+        return fn
+
+    def shortcut(self, fn: Callable[..., dict | None]) -> Callable[..., dict | None]:
+        """Decorator: ``fn(sample) -> puzzle | None`` states the question structure of a
+        sample that a non-learned pixel solver could answer (puzzles of image tiles: which
+        panel has the hole, which panels are candidates, the options; the forms are listed
+        in :mod:`evals.audit.seams`), read from the panels' order and the question, never
+        from the answer. The audit solves it from the rendered pixels and bars its accuracy
+        (``shortcut``); ``None``: not a puzzle that solver answers."""
+        self.shortcut_fn = fn
+        return fn
+
     def chance(self, fn: Callable[..., float | None]) -> Callable[..., float | None]:
         """Decorator: ``fn(task) -> float | None``, the chance row of ``task`` as the family
         computes it (from its reader's acceptance sets, e.g. any of several right answers);
@@ -148,6 +203,13 @@ class Family:
         """The chance :meth:`chance` states for ``task``, or None."""
         return self.chance_fn(task) if self.chance_fn else None
 
+    def model_judge(self, fn: Callable[..., list[bool]]) -> Callable[..., list[bool]]:
+        """Decorator: ``fn(runner, pairs) -> [bool, ...]`` grades free-text replies with a
+        model through the runner interface, one verdict per ``(sample, reply)`` pair (what
+        ``procvis eval --judge MODEL`` reports beside the family's own reader)."""
+        self.judge_fn = fn
+        return fn
+
     def exemption(self, task_id: str, bar: str) -> str | None:
         """The reason ``task_id`` is exempt from ``bar``, or ``None``."""
         return next((r for p, b, r in self.exemptions if b == bar and fnmatch.fnmatchcase(task_id, p)), None)
@@ -158,12 +220,22 @@ class Family:
         self.reporter = fn
         return fn
 
+    def report_runs(self, fn: Callable[..., str]) -> Callable[..., str]:
+        """Decorator: ``fn(results, folder, title) -> markdown`` for the rows of several runs
+        at once (each row names its ``model`` and ``protocol``), e.g. one table of models x
+        strategies; ``procvis report RUN...`` uses it, else :meth:`report` once per run."""
+        self.runs_reporter = fn
+        return fn
+
     # ---------------------------------------------------------------- settings
-    def resolve_settings(self, given: dict) -> dict:
-        """Every setting's value: ``given["<family>.<name>"]``, else ``$env``, else the default,
-        each passed through its check."""
+    def resolve_settings(self, given: dict, task_id: str | None = None) -> dict:
+        """Every setting's value (only those that concern ``task_id`` when given):
+        ``given["<family>.<name>"]``, else ``$env``, else the default, each passed through its
+        check."""
         out = {}
         for s in self.settings.values():
+            if not s.concerns(task_id):
+                continue
             key = f"{self.name}.{s.name}"
             if key in given:
                 value = given[key]

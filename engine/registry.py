@@ -7,13 +7,17 @@ family touches only its own folder.
 
 ``list_tasks("elvis/*")`` filters ids with glob patterns; ``get_task(id)`` returns one task
 bound to its family's settings; ``resolve(pattern, settings)`` returns every matching task.
-Settings are given with qualified names, ``{"jigsaw.images": "/data/photos"}``.
+Settings are given with qualified names, ``{"jigsaw.images": "/data/photos"}``. Besides the
+tasks registered in code, a family may declare a task source (``Family.task_source``): tasks
+its settings provide, e.g. one per problem folder a setting names, found under the same
+calls whenever the settings are given (or come from the environment).
 """
 from __future__ import annotations
 
 import fnmatch
 import importlib
 import pkgutil
+from dataclasses import replace
 from typing import TYPE_CHECKING, Callable
 
 from .errors import UnknownTaskError, UserError
@@ -30,6 +34,7 @@ _TASKS: dict[str, Task] = {}
 _ROOTS: dict[str, str] = {}  # first part of a task id -> the family that owns it
 _PROTOCOLS: dict[str, type[Protocol]] = {Direct.name: Direct}
 _RUNNERS: dict[str, tuple[Callable, str]] = {}   # --model NAME[:ARG] -> (factory, help)
+_SOURCES: dict[str, tuple[Task, Callable, object]] = {}   # id prefix -> (template task, cases, description)
 _discovered = False
 _discovering = False
 
@@ -49,6 +54,16 @@ def add_task(task: Task) -> None:
     if task.id in _TASKS and _TASKS[task.id].fn is not task.fn:
         raise ValueError(f"task id {task.id!r} is registered twice")
     _TASKS[task.id] = task
+
+
+def add_source(prefix: str, template: Task, cases: Callable, description) -> None:
+    owner = _ROOTS.setdefault(template.root, template.family)
+    if owner != template.family:
+        raise ValueError(f"task source {prefix!r} of family {template.family!r}: ids under "
+                         f"{template.root + '/'!r} belong to {owner!r}")
+    if prefix in _SOURCES and _SOURCES[prefix][0].fn is not template.fn:
+        raise ValueError(f"task source {prefix!r} is registered twice")
+    _SOURCES[prefix] = (template, cases, description)
 
 
 def add_protocol(cls: type[Protocol]) -> None:
@@ -125,27 +140,75 @@ def run_settings(tasks: list[Task]) -> dict:
 
 # ---------------------------------------------------------------- tasks
 
-def list_tasks(pattern: str | None = None) -> list[str]:
-    """Sorted ids of the registered tasks matching the glob ``pattern`` (all when ``None``)."""
+def list_tasks(pattern: str | None = None, settings: dict | None = None) -> list[str]:
+    """Sorted ids of the tasks matching the glob ``pattern`` (all when ``None``): those
+    registered in code and those the task sources provide under ``settings`` (qualified
+    names; defaults and the environment for the rest)."""
     _discover()
-    ids = sorted(_TASKS)
+    ids = sorted({*_TASKS, *_provided(pattern, settings)})
     return ids if pattern is None else [t for t in ids if fnmatch.fnmatchcase(t, pattern)]
+
+
+def _could_match(pattern: str | None, prefix: str) -> bool:
+    """Whether glob ``pattern`` may match an id starting with ``prefix`` (so a source whose
+    setting is unset or wrong is not read for unrelated patterns)."""
+    if pattern is None:
+        return True
+    literal = pattern
+    for ch in "*?[":
+        literal = literal.split(ch, 1)[0]
+    return prefix.startswith(literal) or literal.startswith(prefix)
+
+
+def _source_of(task_id: str) -> str | None:
+    """The prefix of the task source whose ids ``task_id`` falls under, or None."""
+    return next((p for p in _SOURCES if task_id.startswith(p)), None)
+
+
+def _provided(pattern: str | None, settings: dict | None, own: dict | None = None) -> dict[str, Task]:
+    """The tasks the sources that ``pattern`` may match provide, unbound, by id; under
+    ``settings`` (qualified, resolved) or ``own`` (a family's own names, as recorded)."""
+    out = {}
+    for prefix, (template, cases, description) in _SOURCES.items():
+        if not _could_match(pattern, prefix):
+            continue
+        values = own if own is not None else _FAMILIES[template.family].resolve_settings(settings or {}, prefix)
+        for tid, params in cases(values).items():
+            if not tid.startswith(prefix):
+                raise ValueError(f"task source {prefix!r} listed {tid!r}, outside its prefix")
+            about = (description(**params) if callable(description) else description) or template.description
+            out[tid] = replace(template, id=tid, params=dict(params), description=about)
+    return out
 
 
 def get_task(task_id: str, settings: dict | None = None) -> Task:
     """The task with this exact id, bound to its family's settings (``settings`` overrides
     the defaults), or :class:`UnknownTaskError` naming close matches."""
-    task = _lookup(task_id)
+    task = _lookup(task_id, settings)
     family = _FAMILIES[task.family]
-    return task.bind(family.resolve_settings(settings or {})) if family.settings else task
+    return task.bind(family.resolve_settings(settings or {}, task_id)) if family.settings else task
 
 
 def bound_task(task_id: str, settings: dict | None) -> Task:
     """The task with this id under ``settings`` exactly as a sample recorded them (its
     family's own names; ``None`` for a family without settings). Nothing is resolved from
-    defaults or the environment, so this is the task that drew the sample."""
-    task = _lookup(task_id)
+    defaults or the environment, so this is the task that drew the sample (a task a source
+    provides, recorded without settings, is looked up under the defaults and environment)."""
+    if _source_of(task_id) is not None and task_id not in _TASKS and settings:
+        _discover()
+        task = _provided(task_id, None, own=settings).get(task_id) or _lookup(task_id)
+    else:
+        task = _lookup(task_id)
     return task.bind(settings) if settings else task
+
+
+def family_of(task_id: str) -> str:
+    """The family that owns ids under ``task_id``'s root (whether or not the task exists)."""
+    _discover()
+    root = task_id.split("/", 1)[0]
+    if root not in _ROOTS:
+        raise UnknownTaskError(f"no family owns task {task_id!r}; task roots: {', '.join(_roots())}")
+    return _ROOTS[root]
 
 
 def task_of(sample) -> Task:
@@ -154,25 +217,55 @@ def task_of(sample) -> Task:
     return bound_task(sample.task, sample.settings)
 
 
-def _lookup(task_id: str) -> Task:
+def _lookup(task_id: str, settings: dict | None = None) -> Task:
     _discover()
-    if task_id not in _TASKS:
-        root = task_id.split("/", 1)[0]
-        near = [t for t in sorted(_TASKS) if t.startswith(root + "/")][:5]
-        hint = f"; tasks of {root!r} include {', '.join(near)}" if near else f"; task roots: {', '.join(_roots())}"
+    if task_id in _TASKS:
+        return _TASKS[task_id]
+    prefix = _source_of(task_id)
+    if prefix is not None:
+        provided = _provided(task_id, settings)
+        if task_id in provided:
+            return provided[task_id]
+        near = sorted(provided)[:5]
+        hint = f"; tasks under {prefix!r} include {', '.join(near)}" if near else _source_hint([prefix])
         raise UnknownTaskError(f"unknown task {task_id!r}{hint}")
-    return _TASKS[task_id]
+    root = task_id.split("/", 1)[0]
+    near = [t for t in sorted(_TASKS) if t.startswith(root + "/")][:5]
+    hint = f"; tasks of {root!r} include {', '.join(near)}" if near else f"; task roots: {', '.join(_roots())}"
+    raise UnknownTaskError(f"unknown task {task_id!r}{hint}")
+
+
+def _source_hint(prefixes: list[str]) -> str:
+    """Where the tasks under ``prefixes`` come from: the settings that provide them."""
+    how = []
+    for prefix in prefixes:
+        family = _FAMILIES[_SOURCES[prefix][0].family]
+        for st in family.settings.values():
+            if st.concerns(prefix):
+                env = f" or ${st.env}" if st.env else ""
+                how.append(f"--set {family.name}.{st.name}=VALUE{env}")
+    return (f"; tasks under {', '.join(prefixes)} come from a setting ({'; '.join(how) or 'none'}), and its current "
+            "value provides none that match")
 
 
 def resolve(pattern: str, settings: dict | None = None) -> list[Task]:
     """Tasks matching ``pattern`` (an exact id or a glob) bound to ``settings``;
     :class:`UnknownTaskError` if none matches, :class:`UserError` for an unknown setting."""
     settings = check_settings(settings)
-    ids = list_tasks(pattern)
+    _discover()
+    provided = _provided(pattern, settings)
+    ids = sorted(t for t in {*_TASKS, *provided} if fnmatch.fnmatchcase(t, pattern))
     if not ids:
-        raise UnknownTaskError(f"no registered task matches {pattern!r}; task roots: {', '.join(_roots())} "
+        sources = [p for p in _SOURCES if _could_match(pattern, p)]
+        extra = _source_hint(sources) if sources else ""
+        raise UnknownTaskError(f"no registered task matches {pattern!r}{extra}; task roots: {', '.join(_roots())} "
                                f"(try 'procvis list' or a pattern such as '{_roots()[0]}/*')")
-    return [get_task(t, settings) for t in ids]
+    out = []
+    for t in ids:
+        task = _TASKS.get(t) or provided[t]
+        family = _FAMILIES[task.family]
+        out.append(task.bind(family.resolve_settings(settings, t)) if family.settings else task)
+    return out
 
 
 def _roots() -> list[str]:
@@ -224,5 +317,5 @@ def check_fit(protocol: Protocol, tasks: list[Task]) -> None:
                         f"protocols for {other[0].family}: {', '.join(fits)}")
 
 
-__all__ = ["list_tasks", "get_task", "task_of", "bound_task", "runners", "get_runner", "resolve", "families",
-           "get_family", "check_settings", "run_settings", "protocols", "get_protocol", "check_fit", "UnknownTaskError"]
+__all__ = ["list_tasks", "get_task", "task_of", "bound_task", "family_of", "runners", "get_runner", "resolve",
+           "families", "get_family", "check_settings", "run_settings", "protocols", "get_protocol", "check_fit", "UnknownTaskError"]

@@ -18,6 +18,10 @@ def _eval_args(p) -> None:
     p.add_argument("--out", required=True, help="run folder: results.json, transcripts.jsonl, summary.md, plots")
     sampling_options(p, count=10, size=None)
     p.add_argument("--batch-size", type=positive_int("--batch-size"), default=8, help="requests per model call")
+    p.add_argument("--judge", default=None, metavar="MODEL",
+                   help="also grade every free-text final reply with the family's model judge, a text model given "
+                        "like --model (a family runner or a local checkpoint folder); the rule judge stays the score "
+                        "and summary.md reports how often the two agree")
 
 
 def _protocol_list() -> str:
@@ -34,8 +38,9 @@ def _eval(a) -> int:
     from .runners import make_runner
 
     runner = make_runner(a.model, a.seed, device=a.device, batch_size=a.batch_size)
+    judge = make_runner(a.judge, a.seed, device=a.device, batch_size=a.batch_size) if a.judge else None
     rows = evaluate(a.pattern, runner, a.out, count=a.count, seed=a.seed, batch_size=a.batch_size, size=a.size,
-                    progress=not a.quiet, protocol=a.protocol, settings=settings_of(a))
+                    progress=not a.quiet, protocol=a.protocol, settings=settings_of(a), judge=judge)
     mean = sum(r["accuracy"] for r in rows.values()) / len(rows)
     print(f"{runner.name}: mean accuracy {100 * mean:.2f}% over {len(rows)} tasks; see {a.out}/summary.md")
     return 0

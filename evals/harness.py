@@ -6,10 +6,14 @@ runner, protocol, turn, image size), so an interrupted run resumes without askin
 again. Each family's section of ``summary.md`` comes from the report it registered.
 ``DIR/results.json`` (one object per sample, scored on the protocol's chosen reply),
 ``DIR/transcripts.jsonl`` (every turn), ``DIR/summary.md`` and ``DIR/accuracy.png`` are
-rewritten at the end.
+rewritten at the end. Every results row names the model and the protocol, so rows of several
+runs can be reported together. With a model ``judge``, every free-text final reply is also
+graded by the family's model judge (``model_judge`` in its row, cached like the turns); the
+family's reader stays the score and ``summary.md`` reports how often the two agree.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import sys
@@ -95,13 +99,46 @@ def _converse(samples, protocol: Protocol, runner: Runner, cache: _Cache, size: 
     return convs
 
 
+class _CachedJudge:
+    """``runner`` as a judge whose replies are kept in the run's cache, keyed by its name and
+    the judge prompt (which holds the graded answer)."""
+
+    def __init__(self, runner: Runner, cache: _Cache):
+        self.runner, self.cache, self.name = runner, cache, runner.name
+
+    def generate(self, requests: list[Request]) -> list[str]:
+        keys = [json.dumps(["judge", self.name, hashlib.sha256(r.prompt.encode()).hexdigest()]) for r in requests]
+        todo = {k: r for k, r in zip(keys, requests) if k not in self.cache.replies}
+        if todo:
+            replies = self.runner.generate(list(todo.values()))
+            if len(replies) != len(todo) or not all(isinstance(r, str) for r in replies):
+                raise UserError(f"judge {self.name!r} returned {len(replies)} replies for {len(todo)} requests "
+                                "(expected one string per request)")
+            self.cache.put(zip(todo, replies))
+        return [self.cache.replies[k] for k in keys]
+
+
+def _check_judge(judge: Runner | None, tasks) -> None:
+    if judge is None:
+        return
+    open_tasks = [t for t in tasks if t.open_answer]
+    if not open_tasks:
+        raise UserError(f"--judge {judge.name!r}: a model judge grades free-text answers, and none of the "
+                        f"{len(tasks)} tasks has one")
+    missing = sorted({t.family for t in open_tasks if get_family(t.family).judge_fn is None})
+    if missing:
+        raise UserError(f"--judge {judge.name!r}: family {missing[0]!r} declares no model judge for its free-text "
+                        "answers")
+
+
 def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int = 0, batch_size: int = 8,
              size: int | None = None, progress: bool = True, protocol: str = "direct",
-             settings: dict | None = None) -> dict:
+             settings: dict | None = None, judge: Runner | None = None) -> dict:
     """Run ``runner`` under ``protocol`` on ``count`` samples of every task matching
     ``pattern`` (with family ``settings``, e.g. ``{"jigsaw.images": DIR}``), rendered at
     ``size`` px (None: each family's native size); write the results files under ``out``.
-    Returns the per-task summary."""
+    With a ``judge`` runner, free-text final replies are also graded by their family's
+    model judge. Returns the per-task summary."""
     if int(count) != count or count <= 0:
         raise UserError(f"count={count!r} must be a positive integer")
     if int(batch_size) != batch_size or batch_size <= 0:
@@ -109,12 +146,14 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
     proto = get_protocol(protocol)
     tasks = resolve(pattern, settings)
     check_fit(proto, tasks)
+    _check_judge(judge, tasks)
     root = Path(out)
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UserError(f"cannot create output directory {str(root)!r}: {e.strerror}") from None
     cache = _Cache(root / "cache.jsonl")
+    judged = _CachedJudge(judge, cache) if judge is not None else None
     bar = None
     if progress:
         from tqdm import tqdm
@@ -126,16 +165,23 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
             samples = task.samples(seed, proto.indices(count))
             for lo in range(0, len(samples), batch_size):
                 chunk = samples[lo:lo + batch_size]
+                rows = []
                 for s, turns in zip(chunk, _converse(chunk, proto, runner, cache, panel_size(task, size))):
                     t = turns[proto.scored(turns)]
                     parsed = proto.parse(t.reply, s, task)
-                    results.append({"id": s.id, "task": s.task, "prompt": t.prompt, "reply": t.reply,
-                                    "parsed": parsed.value, "correct": is_correct(parsed, s.answer_text, s.answer_type),
-                                    "format_error": parsed.format_error, "gold": s.answer_text,
-                                    **_negative(s), **proto.extras(s, turns)})
+                    rows.append({"id": s.id, "task": s.task, "model": runner.name, "protocol": proto.name,
+                                 "prompt": t.prompt, "reply": t.reply, "parsed": parsed.value,
+                                 "correct": is_correct(parsed, s.answer_text, s.answer_type),
+                                 "format_error": parsed.format_error, "gold": s.answer_text,
+                                 **_negative(s), **proto.extras(s, turns)})
                     transcripts.append({"id": s.id, "task": s.task, "protocol": proto.name,
                                         "turns": [{"prompt": u.prompt, "images": len(u.images), "reply": u.reply}
                                                   for u in turns]})
+                if judged is not None and task.open_answer:
+                    verdicts = get_family(task.family).judge_fn(judged, [(s, r["reply"]) for s, r in zip(chunk, rows)])
+                    for r, v in zip(rows, verdicts):
+                        r["model_judge"] = bool(v)
+                results += rows
                 if bar:
                     bar.update(len(chunk))
     finally:
@@ -146,9 +192,10 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
     _write(root / "results.json", json.dumps(results, indent=1, ensure_ascii=False) + "\n")
     _write(root / "transcripts.jsonl", "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in transcripts))
     families = "\n".join(part for part in family_sections(results, tasks, root, runner.name) if part)
+    agreement = judge_section(results, judge.name) if judge is not None else ""
     _write(root / "summary.md", to_markdown(summary, runner.name, pattern, count, seed, proto.name)
            + "\n![accuracy per task](accuracy.png)\n\nBars: accuracy; grey tick: chance; red tick: p<0.05.\n"
-           + ("\n" + families if families else ""))
+           + ("\n" + agreement if agreement else "") + ("\n" + families if families else ""))
     accuracy_bars(summary, root / "accuracy.png", f"{runner.name} on {pattern}")
     return summary
 
@@ -187,7 +234,8 @@ def task_chance(t) -> float:
 
 
 def summarise(results: list[dict], tasks=()) -> dict:
-    """Per task: n, accuracy, format errors, chance and the p<0.05 critical accuracy. Chance
+    """Per task: n, accuracy, format errors, chance, the p<0.05 critical accuracy and whether
+    the answer is free text (``open_answer``: chance 0, printed as ``—``). Chance
     comes from each task as given in ``tasks`` (bound to the run's settings), else as
     registered with default settings."""
     bound = {t.id: t for t in tasks}
@@ -197,11 +245,16 @@ def summarise(results: list[dict], tasks=()) -> dict:
     rows = {}
     for task, rs in by_task.items():
         n = len(rs)
-        p0 = task_chance(bound.get(task) or get_task(task))
+        t = bound.get(task) or get_task(task)
+        p0 = task_chance(t)
         rows[task] = {"n": n, "accuracy": sum(r["correct"] for r in rs) / n,
                       "format_errors": sum(r["format_error"] for r in rs) / n, "chance": p0,
-                      "critical": critical_accuracy(n, p0) if 0 < p0 < 1 else float("nan")}
+                      "critical": critical_accuracy(n, p0) if 0 < p0 < 1 else float("nan"),
+                      "open_answer": bool(t.open_answer)}
     return rows
+
+
+OPEN = "—"          # chance and its test have no meaning for a free-text answer
 
 
 def _critical(level: float) -> str:
@@ -210,19 +263,62 @@ def _critical(level: float) -> str:
 
 
 def to_markdown(rows: dict, runner: str, pattern: str, count: int, seed: int, protocol: str = "direct") -> str:
+    """The head of ``summary.md``: one row per task, then one per family (chance and its
+    test printed as ``—`` for free-text answers, and left out of a family's mean chance)."""
     lines = [f"# Evaluation of `{runner}` on `{pattern}`", "",
              f"{count} samples per task, seed {seed}, protocol `{protocol}`. Chance is the accuracy of a guess "
              "drawn from the task's answer distribution, scored by the task's reader; *p<0.05* is the accuracy needed to "
-             "beat it in an exact one-sided binomial test over n items (– where even n of n would not).", "",
+             "beat it in an exact one-sided binomial test over n items (– where even n of n would not). A free-text "
+             f"answer graded by a judge has no answer distribution to guess from: {OPEN}.", "",
              "| task | n | accuracy % | format errors % | chance % | p<0.05 % |", "|---|---|---|---|---|---|"]
     for task, r in sorted(rows.items()):
+        open_answer = r.get("open_answer", False)
+        chance_text = OPEN if open_answer else f"{percent(r['chance']):.2f}"
         lines.append(f"| {task} | {r['n']} | {percent(r['accuracy']):.2f} | {percent(r['format_errors']):.2f} | "
-                     f"{percent(r['chance']):.2f} | {_critical(r['critical'])} |")
+                     f"{chance_text} | {OPEN if open_answer else _critical(r['critical'])} |")
     families: dict[str, list[dict]] = {}
     for task, r in rows.items():
         families.setdefault(task.split("/")[0], []).append(r)
     lines += ["", "| family | tasks | mean accuracy % | mean chance % |", "|---|---|---|---|"]
     for fam, rs in sorted(families.items()):
-        lines.append(f"| {fam} | {len(rs)} | {percent(sum(r['accuracy'] for r in rs) / len(rs)):.2f} | "
-                     f"{percent(sum(r['chance'] for r in rs) / len(rs)):.2f} |")
+        closed = [r["chance"] for r in rs if not r.get("open_answer", False)]
+        mean_chance = f"{percent(sum(closed) / len(closed)):.2f}" if closed else OPEN
+        lines.append(f"| {fam} | {len(rs)} | {percent(sum(r['accuracy'] for r in rs) / len(rs)):.2f} | {mean_chance} |")
     return "\n".join(lines) + "\n"
+
+
+def judge_agreement(results: list[dict]) -> dict | None:
+    """How the model judge's verdicts (``model_judge``) agree with the score (``correct``,
+    the rule judge) over the rows that have both: ``n``, ``agree`` (a share), the confusion
+    counts ``both``, ``rule_only``, ``model_only``, ``neither`` and Cohen's ``kappa`` (NaN
+    when both judges give one verdict throughout). None when no row was judged."""
+    rs = [r for r in results if "model_judge" in r]
+    if not rs:
+        return None
+    n = len(rs)
+    both = sum(r["correct"] and r["model_judge"] for r in rs)
+    rule_only = sum(r["correct"] and not r["model_judge"] for r in rs)
+    model_only = sum(not r["correct"] and r["model_judge"] for r in rs)
+    neither = n - both - rule_only - model_only
+    agree = (both + neither) / n
+    p_rule, p_model = (both + rule_only) / n, (both + model_only) / n
+    expected = p_rule * p_model + (1 - p_rule) * (1 - p_model)
+    kappa = (agree - expected) / (1 - expected) if expected < 1 else float("nan")
+    return {"n": n, "agree": agree, "both": both, "rule_only": rule_only, "model_only": model_only,
+            "neither": neither, "kappa": kappa}
+
+
+def judge_section(results: list[dict], judge: str) -> str:
+    """The section of ``summary.md`` comparing the model judge ``judge`` with the score."""
+    a = judge_agreement(results)
+    if a is None:
+        return ""
+    kappa = f"{a['kappa']:.3f}" if a["kappa"] == a["kappa"] else OPEN
+    return "\n".join([
+        "## Judges", "",
+        f"The rule judge (the family's reader) gives the score; the model judge `{judge}` graded the same "
+        f"{a['n']} final replies. They agree on {a['both'] + a['neither']} of {a['n']} "
+        f"({percent(a['agree']):.2f}%), Cohen's kappa {kappa}.", "",
+        "| | model judge: correct | model judge: incorrect |", "|---|---|---|",
+        f"| rule judge: correct | {a['both']} | {a['rule_only']} |",
+        f"| rule judge: incorrect | {a['model_only']} | {a['neither']} |", ""])

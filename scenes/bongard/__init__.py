@@ -1,6 +1,7 @@
-"""Bongard problems: procedural concept problems in classic and aerial styles, collages,
-the seed's five prompting strategies, a rule-based judge and the model judge."""
-from . import protocols, report, tasks  # noqa: F401  (register the problems, strategies and report section)
+"""Bongard problems: procedural concept problems in classic and aerial styles, real problems
+from folders (:mod:`scenes.bongard.folders`), collages, the seed's five prompting
+strategies, a rule-based judge and the model judge."""
+from . import attributes, grading, protocols, real, report, tasks  # noqa: F401  (they register on FAMILY)
 from .concepts import CATEGORIES, CONCEPTS, Concept
 from .family import FAMILY
 from .judge import judge, judge_agreement, judge_prompt, model_judge

@@ -11,7 +11,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
 
 from engine.compose import inset
 from engine.errors import UserError
@@ -22,6 +21,7 @@ from engine.scene import Scene
 from . import aerial, classic  # noqa: F401  (register the concepts)
 from .concepts import CONCEPTS, Concept
 from .family import FAMILY
+from .folders import IMAGE_SUFFIXES, read_image
 
 SYSTEM = ("You are a vision understanding module designed to provide short, clear, and accurate answers. Your goal is "
           "to solve a Bongard problem consisting of a collage with six images on the left side and six images on the "
@@ -87,15 +87,19 @@ def collage(left: list[Scene], right: list[Scene]) -> Scene:
             s.rectangle(((x + MARGIN / 2) * u, H / 2 * u), (MARGIN * u, H * u), color=grey)
     for y in (0, 1 + MARGIN, 2 + 2 * MARGIN, 3 + 3 * MARGIN):
         s.rectangle((W / 2 * u, (y + MARGIN / 2) * u), (W * u, MARGIN * u), color=grey)
-    mid = (SIDE + SEPARATOR / 2) * u
-    s.rectangle((mid, H / 2 * u), (SEPARATOR * u, H * u), color=grey)
+    mid = (SIDE + SEPARATOR / 2) * u           # over the margins beside it too: no seam where two paints meet
+    s.rectangle((mid, H / 2 * u), ((SEPARATOR + 2 * MARGIN) * u, H * u), color=grey)
     for x0, y0, _, _ in boxes:
         s.rectangle(((x0 + 0.5) * u, (y0 + 0.5) * u), (u, u), color=(90, 90, 90), fill=False, stroke=0.01 * u)
     s.rectangle((mid, H / 2 * u), (SEPARATOR * 0.35 * u, (3 + 2 * MARGIN) * u), color=(0, 0, 0))
     return s
 
 
-IMAGE_SUFFIXES = (".png", ".jpg", ".jpeg", ".bmp", ".webp", ".tif", ".tiff")
+def photo_panel(image: np.ndarray) -> Scene:
+    """A square panel showing ``image`` (``[3, S, S]`` uint8) whole, as a sprite."""
+    p = Scene(background=(255, 255, 255))
+    p.sprite(image, (0.5, 0.5), (1.0, 1.0))
+    return p
 
 
 def collage_from_folders(folder) -> Scene:
@@ -110,19 +114,7 @@ def collage_from_folders(folder) -> Scene:
         files = sorted(p for p in d.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
         if len(files) != PER_SIDE:
             raise UserError(f"{str(d)!r} holds {len(files)} images; a collage needs exactly {PER_SIDE} per side")
-        panels = []
-        for f in files:
-            try:
-                img = Image.open(f).convert("RGB")
-            except OSError as e:
-                raise UserError(f"cannot read image {str(f)!r}: {e}") from None
-            side = min(img.size)
-            left, top = (img.size[0] - side) // 2, (img.size[1] - side) // 2
-            arr = np.asarray(img.crop((left, top, left + side, top + side)))
-            p = Scene(background=(255, 255, 255))
-            p.sprite(np.ascontiguousarray(arr.transpose(2, 0, 1)), (0.5, 0.5), (1.0, 1.0))
-            panels.append(p)
-        sides.append(panels)
+        sides.append([photo_panel(read_image(f)) for f in files])
     return collage(*sides)
 
 
