@@ -25,7 +25,7 @@ class Concept:
     panel: Callable = field(repr=False)
     correct: tuple = ()            # ((left, right), ...) paraphrases a judge must accept
     incorrect: tuple = ()          # ((left, right), ...) answers a judge must reject
-    keywords: tuple = ()           # ((left words...), (right words...)): what a rule-based judge looks for
+    keywords: tuple = ()           # ((left words...), (right words...)): unused by the judge, which parses meaning
     # size, amount, count or presence concepts: what they add is what a global ink statistic
     # measures (compensating with other objects would make those a second answer)
     ink_is_the_concept: bool = False

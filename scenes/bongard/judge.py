@@ -1,11 +1,15 @@
 """Grading two-sentence Bongard answers: the rule-based judge (the family's reply reader) and
 the seed's model judge through the runner interface.
 
-The rule-based judge splits a reply into its first two sentences (left concept, right
-concept) and finds, in each, the longest keyword of either side's keyword list (longest
-first, so "no circle" beats "circle"). The answer is correct when the first sentence names
-the left side's concept and the second the right side's. Deterministic and free; its
-agreement with the stored correct/incorrect paraphrases is tested for every concept.
+The rule-based judge compares meaning, not words: the reply's left and right sentences
+(:func:`answer_sides`) and the two reference sentences are parsed into structured meaning
+(:mod:`scenes.bongard.meaning`: kinds, attributes, counts, relations, negation), and each
+answer sentence must state what distinguishes its side's reference from the other side's, with
+the same polarity, state nothing of the other side's, and contradict nothing of its own. So
+"None of the images includes a circle" matches "There is no circle", "The triangle is below the
+circle" matches "The circle is above the triangle", and an answer naming another attribute, a
+wrong value, or the sides swapped is rejected. Deterministic and free; its agreement with the
+stored correct/incorrect paraphrases is tested for every concept.
 """
 from __future__ import annotations
 
@@ -17,42 +21,99 @@ from engine.protocol import Request
 from engine.replies import Parsed
 
 from .concepts import CONCEPTS
+from .matching import expand, side_matches
+from .meaning import parse, tokens
 
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+_CLAUSE = re.compile(r"[^;]+;?")
+_ITEM = re.compile(r"^\s*(?:\d+\s*[.)]|[-*\u2022]|\(?[a-z]\))\s+(?=.*[a-z])", re.M | re.I)
+_SIDE_NOUN = r"(?:\s+(?:sides?|images?|panels?|pictures?|sets?|groups?|columns?|examples?|collages?|class|category))"
+_COLLAGE_NOUN = r"(?:\s+sides?)?\s+(?:images?|panels?|pictures?|sets?|groups?|columns?|examples?|collages?)"
+_VERB = r"(?:have|has|show|shows|contain|contains|are|is|depict|depicts|feature|features|display|displays)"
+_LABELS = (
+    # "Left: ...", "Right side - ..."
+    re.compile(rf"^(?:the\s+)?(left|right){_SIDE_NOUN}*\s*(?::|\s[-\u2013\u2014]|=)\s*", re.I),
+    # "On the left, ...", "In the right images, ..."
+    re.compile(rf"^(?:in|on|for)\s+(?:all\s+)?(?:the\s+)?(left|right){_SIDE_NOUN}*\s*,\s*", re.I),
+    # "Left images show ...", "The left side has ..."
+    re.compile(rf"^(?:all\s+)?(?:the\s+)?(left|right){_SIDE_NOUN}*\s+(?=(?:all\s+)?{_VERB}\b)", re.I),
+    # "The left images: ...", "Left side panels large figures"
+    re.compile(rf"^(?:all\s+)?(?:the\s+)?(left|right){_COLLAGE_NOUN}\s+", re.I),
+)
+# an inline side label that starts a new part: "Left: three. Right: five.", "left has three, right has five"
+_INLINE = re.compile(rf"(?<=\S)\s+(?=(?:the\s+)?(?:left|right){_SIDE_NOUN}*\s*:)|"
+                     rf"\s*(?:[,;]\s*(?:and\s+|while\s+|whereas\s+|but\s+)?|\s(?:and|while|whereas|but)\s+)"
+                     rf"(?=(?:the\s+|all\s+)?(?:left|right){_SIDE_NOUN}*\s+(?:all\s+)?{_VERB}\b)", re.I)
+
+
+def _clean(reply: str) -> str:
+    text = re.sub(r"[*_`#]+", "", reply or "")
+    text = re.sub(r"^\s*(?:final\s+)?answer\s*:\s*", "", text, flags=re.I)
+    return _INLINE.sub("\n", _ITEM.sub("", text))
 
 
 def sentences(reply: str) -> list[str]:
-    """The non-empty sentences of ``reply``, in order."""
-    return [s.strip() for s in _SENTENCE.findall(reply or "") if s.strip(" .!?\n")]
+    """The non-empty sentences of ``reply``, in order: split at ``. ! ?`` and line ends (at ``;``
+    too when that alone gives two or more); list markers and emphasis removed; an inline
+    ``Right:`` label starts a new sentence."""
+    out = [s.strip() for s in _SENTENCE.findall(_clean(reply)) if s.strip(" .!?;\n")]
+    if len(out) == 1:
+        parts = [s.strip() for s in _CLAUSE.findall(out[0]) if s.strip(" .!?;\n")]
+        out = parts if len(parts) > 1 else out
+    return out
 
 
-def _norm(text: str) -> str:
-    return " " + re.sub(r"\s+", " ", re.sub(r"[^a-z0-9 ]+", " ", text.lower())).strip() + " "
+def side_label(sentence: str) -> tuple[str | None, str]:
+    """``(side, rest)``: the side a sentence is labelled with (``"left"``/``"right"``, or None)
+    and the sentence without its label."""
+    for pat in _LABELS:
+        m = pat.match(sentence)
+        if m and sentence[m.end():].strip(" .!?;"):
+            return m.group(1).lower(), sentence[m.end():]
+    return None, sentence
 
 
-def side_of(sentence: str, keywords) -> int | None:
-    """0 or 1: which side's keyword the sentence names (longest match wins), else None.
-    Keywords match from the start of a word (``"triangle"`` matches ``"triangles"``); short
-    ones (up to two characters) match whole words only (``"3"`` does not match ``"35"``)."""
-    text = _norm(sentence)
-    best, side = 0, None
-    for k, words in enumerate(keywords):
-        for w in words:
-            pat = _norm(w)
-            if len(pat.strip()) > 2:
-                pat = pat.rstrip()
-            if pat in text and len(pat) > best:
-                best, side = len(pat), k
-    return side
+def answer_sides(reply: str) -> tuple[str | None, str | None]:
+    """The reply's left-concept and right-concept sentences: by their labels when both sides are
+    labelled, else the first two sentences; None where missing."""
+    labelled = [side_label(s) for s in sentences(reply)]
+    by_side = {}
+    for side, rest in labelled:
+        if side and side not in by_side:
+            by_side[side] = rest
+    if len(by_side) == 2:
+        return by_side["left"], by_side["right"]
+    rest = [r for _, r in labelled]
+    return (rest[0] if rest else None), (rest[1] if len(rest) > 1 else None)
+
+
+def _words(sentence: str) -> set[str]:
+    return set(tokens(sentence)) - {"the", "a", "an", "is", "are", "of", "in", "on", "all", "each", "there", "this"}
+
+
+def _word_side(answer: str, ref: str, other: str) -> bool:
+    """The fallback for references whose meanings the parser cannot tell apart: the answer names
+    a word only its side's reference has, and none only the other's."""
+    a, r, o = _words(answer), _words(ref), _words(other)
+    return bool(a & (r - o)) and not a & (o - r)
+
+
+def judge_rule(left: str, right: str, reply: str) -> bool:
+    """Whether the reply's first (or ``Left:``-labelled) sentence states the meaning of the
+    reference sentence ``left`` and its second (``Right:``) that of ``right``."""
+    a, b = answer_sides(reply)
+    if a is None or b is None:
+        return False
+    ml, mr = parse(left), parse(right)
+    if expand(ml.claims) == expand(mr.claims):
+        return _word_side(a, left, right) and _word_side(b, right, left)
+    return side_matches(parse(a), ml, mr) and side_matches(parse(b), mr, ml)
 
 
 def judge(concept_id: str, reply: str) -> bool:
     """Whether ``reply`` states the left then the right concept of ``concept_id``."""
     c = CONCEPTS[concept_id]
-    parts = sentences(reply)
-    if len(parts) < 2:
-        return False
-    return side_of(parts[0], c.keywords) == 0 and side_of(parts[1], c.keywords) == 1
+    return judge_rule(c.left, c.right, reply)
 
 
 def read_answer(reply, sample):
