@@ -64,13 +64,20 @@ def _group_table(groups: dict, tasks: dict) -> list[str]:
 def _failures(tasks: dict, limit: int = 60) -> list[str]:
     lines = []
     for t, r in sorted(tasks.items()):
-        bad = [f"**{b}** " + ("fail (the group's probes, above)" if b == "probe" and v.startswith("fail") else v)
+        bad = [f"**{b}** " + ("fail (the group's probes, above)" if b == "probe" and v.startswith("fail")
+                                   and "sides" not in r.get("probe", {}) else v)
                for b, v in r["bars"].items() if v.startswith(("fail", "exempt"))]
         if bad:
             lines.append(f"- `{t}`: " + "; ".join(bad))
     if len(lines) > limit:
         lines = lines[:limit] + [f"- … and {len(lines) - limit} more (all in `audit.json`)"]
     return lines
+
+
+def _shortcuts(tasks: dict) -> list[str]:
+    """One line per task that a pixel solver was run on: its accuracy and the verdict."""
+    return [f"- `{t}`: {_probe_cell(r['shortcut'])} — {r['bars'].get('shortcut', 'n/a').split(':')[0]}"
+            for t, r in sorted(tasks.items()) if r.get("shortcut")]
 
 
 def _predictable(tasks: dict) -> list[str]:
@@ -103,7 +110,10 @@ def write_report(result: dict, out: str | Path) -> Path:
           "Bars: **probe** — a rule-blind classifier on nuisance statistics (ink, colours, edges, blob count, "
           "size and spread, nearest-neighbour distance, from pixels and from the scene) must not beat chance by "
           f"more than {100 * MARGIN:.0f} points at the upper 95% bound, fitted on held-out tasks, few-shot "
-          f"({', '.join(map(str, SHOTS))} per class) and positives against each negative kind; **reader** — no "
+          f"({', '.join(map(str, SHOTS))} per class) and positives against each negative kind; for a rule over "
+          "labelled panels (Bongard), the same classifiers on every attribute of the panels the rule is not about "
+          "(counts, sizes, colours, kinds, positions of every object type, the background), panels of "
+          "even-numbered problems against odd ones; **reader** — no "
           "wrong answer read as right and no prompt-compliant right answer read as wrong, no crash; "
           f"**legibility** — every object at least {MIN_EXTENT} px, text at least {MIN_TEXT} px high, nothing "
           "hidden; **solvability** — every protocol turn shows what it asks about.", "",
@@ -113,6 +123,12 @@ def write_report(result: dict, out: str | Path) -> Path:
     if rows:
         md += ["![3-shot probe per group](probe.png)", "", "Bars: probe accuracy; grey tick: chance; red tick: "
                "the bar (chance + 10 points).", ""]
+    short = _shortcuts(tasks)
+    if short:
+        md += ["## Seam-matching solver", "", "Tasks a family states as pixel puzzles, answered from the rendered "
+               "pixels by the piece, hole or arrangement whose edges best continue the picture (`shortcut` bar: "
+               f"its upper bound must not exceed chance by more than {100 * MARGIN:.0f} points): accuracy "
+               "[95% interval] vs chance — verdict.", "", *short, ""]
     md += ["## Failing and exempt tasks", "", *(_failures(tasks) or ["None."]), "",
            "## Answers predictable from the parameters", "", *(_predictable(tasks) or ["None."]), ""]
     path = root / "AUDIT.md"

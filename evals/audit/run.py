@@ -8,7 +8,9 @@ the task (:mod:`.solvability`). Per group of tasks (the id without its last part
 fitted on half the tasks and tested on the others, and the pooled few-shot probes.
 
 The bars (:data:`BARS`) are judged per task; a family exempts a task from a bar only with
-a stated reason (``FAMILY.exempt``).
+a stated reason (``FAMILY.exempt``). A family that states its samples as pixel puzzles
+(``FAMILY.shortcut``) also gets the ``shortcut`` bar: a seam-matching solver (:mod:`.seams`)
+must not beat chance by more than ``MARGIN`` at the upper 95% bound.
 """
 from __future__ import annotations
 
@@ -22,12 +24,15 @@ import numpy as np
 from engine.errors import UserError
 from engine.outputs import render_samples
 from engine.registry import get_family, panel_size, protocols, resolve
+from engine.stats import chance as stats_chance
 
 from .balance import balance
 from .battery import run_battery
 from .features import FEATURES, concept_columns, sample_features
 from .legibility import MIN_EXTENT, MIN_TEXT, sample_legibility
-from .probe import few_shot_split, pool, probe
+from .probe import few_shot_split, pool, probe, wilson
+from . import seams
+from .sides import PROBLEMS, task_side_probe
 from .solvability import audit_protocol
 
 MARGIN = 0.10               # the probe's upper bound may exceed chance by at most this
@@ -121,6 +126,15 @@ def audit_task(task, count: int, seed: int, size: int, legible: int = 2, solve: 
         X = np.stack([sample_features(s, ims) for s, ims in zip(samples, images)])
         row["probe"] = task_probes(task, samples, X)
         row["_data"] = (blind(task, X), np.array([s.answer_text for s in samples]), [_kind(s) for s in samples])
+    family = get_family(task.family)
+    if family.attributes_fn:                # a rule over labelled panels: facts only, nothing rendered
+        sides = task_side_probe(task, samples + task.samples(seed, range(count, PROBLEMS)), family)
+        if sides:
+            row["probe"] = {"sides": sides}
+    if family.shortcut_fn:
+        short = shortcut(task, samples, images, family)
+        if short:
+            row["shortcut"] = short
     row["reader"] = {"skipped": "free-text answer, graded by a judge"} if task.open_answer \
         else run_battery(task, samples[:3])
     leg = [sample_legibility(s, ims, (size, size)) for s, ims in zip(samples[:legible], images[:legible])]
@@ -139,6 +153,30 @@ def audit_task(task, count: int, seed: int, size: int, legible: int = 2, solve: 
             else:
                 row["solvability"][name] = audit_protocol(proto, task.samples(seed, wanted), size)
     return row
+
+
+def shortcut(task, samples, images, family) -> dict | None:
+    """The family's pixel puzzles (``FAMILY.shortcut``) answered by the seam solver
+    (:mod:`.seams`): ``{"n", "correct", "accuracy", "low", "high", "chance", "unread"}``
+    (``unread``: samples whose pixels did not show the stated structure), or ``None`` when
+    the family states no puzzle for the task."""
+    k = n = unread = 0
+    for s, ims in zip(samples, images):
+        puzzle = family.shortcut_fn(s)
+        if puzzle is None:
+            continue
+        guess = seams.solve(puzzle, ims)
+        n += 1
+        unread += guess is None
+        k += guess == s.answer_text
+    if not n:
+        return None
+    low, high = wilson(k, n)
+    chance = family.chance_of(task)
+    if chance is None and task.answer_distribution:
+        chance = stats_chance(task.answer_distribution)
+    return {"n": n, "correct": k, "accuracy": k / n, "low": low, "high": high,
+            "chance": float("nan") if chance is None else chance, "unread": unread}
 
 
 def group_of(task_id: str) -> str:
@@ -188,7 +226,13 @@ def judge(row: dict, group: dict | None) -> dict:
     """``{bar: "pass" | "fail: why" | "exempt: reason" | "n/a"}`` for one task row."""
     family = get_family(row["family"])
     verdict = {}
-    if group is None:
+    sides = row.get("probe", {}).get("sides")
+    if sides:
+        verdict["probe"] = (f"fail: the attributes the rule is not about tell the sides apart: "
+                            f"{100 * sides['accuracy']:.0f}% (bound {100 * sides['high']:.0f}%, chance "
+                            f"{100 * sides['chance']:.0f}%; strongest: {sides['strongest'][0][0]})"
+                            if _over(sides) else "pass")
+    elif group is None:
         verdict["probe"] = "n/a"
     else:
         probes = {"held-out tasks": group["held_out"], **{f"{k}-shot": group[f"shots{k}"] for k in SHOTS},
@@ -215,7 +259,12 @@ def judge(row: dict, group: dict | None) -> dict:
     unsolved = [f"{name}: {r['unsolvable']} of {r['turns']} turns" for name, r in row["solvability"].items()
                 if r["unsolvable"]]
     verdict["solvability"] = "fail: " + "; ".join(unsolved) if unsolved else "pass"
-    for bar in BARS:
+    short = row.get("shortcut")
+    if short:
+        verdict["shortcut"] = (f"fail: the seam solver answers {100 * short['accuracy']:.0f}% (bound "
+                               f"{100 * short['high']:.0f}%, chance {100 * short['chance']:.0f}%)"
+                               if _over(short) else "pass")
+    for bar in [*BARS, "shortcut"] if short else BARS:
         reason = family.exemption(row["task"], bar)
         if reason and verdict[bar].startswith("fail"):
             verdict[bar] = f"exempt: {reason}"

@@ -77,20 +77,23 @@ def _spread(rng, radii, box=(0.04, 0.04, 0.96, 0.96), gap=0.04):
 def large_vs_small(rng, side):
     s = _panel()
     r = rng.uniform(0.3, 0.4) if side == 0 else rng.uniform(0.07, 0.13)
-    lim = 0.5 - r - 0.03
-    c = 0.5 + rng.uniform(-lim, lim, 2)
+    c = 0.5 + rng.uniform(-0.07, 0.07, 2)      # where a large figure fits, on either side: position must not tell
     return s, {"figures": [figure(s, _pick(rng, CLOSED), c, r, rng.uniform(0, 360))]}
 
 
 # ---------------------------------------------------------------- number
 
 def _n_figures(rng, n, kinds=CLOSED, most: int | None = None):
-    """``n`` figures sized for ``most`` figures (the largest count the concept draws), so that
-    their size is the same whatever their number: size must not tell one count from another."""
+    """``n`` figures of one size, sized for ``most`` figures (the largest count the concept
+    draws), of one or two kinds (each drawn at least once): neither their size, nor the spread
+    of their sizes, nor how many kinds they show may tell one count from another."""
     s = _panel()
-    base = min(0.45 / (most or n), 0.17) * rng.uniform(0.7, 1.3)
-    radii = base * rng.uniform(0.85, 1.15, n)
-    figs = [figure(s, _pick(rng, kinds), c, r, rng.uniform(0, 360)) for c, r in zip(_spread(rng, radii), radii)]
+    r = min(0.45 / (most or n), 0.17) * rng.uniform(0.7, 1.3)
+    radii = np.full(n, r)
+    chosen = list(rng.permutation(list(kinds))[:int(rng.integers(1, 3))])
+    drawn = chosen + [_pick(rng, chosen) for _ in range(n - len(chosen))]
+    drawn = [drawn[i] for i in rng.permutation(n)]
+    figs = [figure(s, k, c, r, rng.uniform(0, 360)) for k, c, r in zip(drawn, _spread(rng, radii), radii)]
     return s, {"figures": figs}
 
 
@@ -110,7 +113,7 @@ def three_vs_five(rng, side):
          incorrect=(("Two shapes.", "Three shapes."), ("Many shapes.", "Few shapes.")),
          keywords=(("even", "pairs"), ("odd", "without a pair", "unpaired")))
 def even_vs_odd(rng, side):
-    return _n_figures(rng, int(_pick(rng, (2, 4, 6) if side == 0 else (1, 3, 5, 7))), most=7)
+    return _n_figures(rng, int(_pick(rng, (2, 4, 6) if side == 0 else (3, 5, 7))), most=7)
 
 
 # ---------------------------------------------------------------- spatial
@@ -230,11 +233,12 @@ def identical_vs_different(rng, side):
 def same_size_vs_different_sizes(rng, side):
     s = _panel()
     n = int(rng.integers(3, 5))
+    mean = rng.uniform(0.08, 0.12)             # the same mean size on either side: only the spread differs
     if side == 0:
-        radii = np.full(n, rng.uniform(0.08, 0.13))
+        radii = np.full(n, mean)
     else:
-        radii = np.sort(rng.uniform(0.05, 0.08, n)) * np.linspace(1.0, 2.4, n)
-        radii = rng.permutation(radii)
+        radii = rng.permutation(np.linspace(1.0, 2.4, n) * rng.uniform(0.95, 1.05, n))
+        radii = radii * mean / radii.mean()
     kind = _pick(rng, CLOSED)
     figs = [figure(s, kind, c, r, rng.uniform(0, 360)) for c, r in zip(_spread(rng, radii), radii)]
     return s, {"figures": figs}
@@ -328,15 +332,15 @@ def vowels_vs_consonants(rng, side):
 
 @concept("classic", "presence", "circle_vs_no_circle", "There is a circle.", "There is no circle.",
          {"property": "circle present", "left": True, "right": False},
-         correct=(("A round shape appears.", "No round shape appears."), ("Contains a circle.", "Without circles.")),
+         correct=(("A circle appears.", "No circle appears."), ("Contains a circle.", "Without circles.")),
          incorrect=(("Three shapes.", "Four shapes."), ("Curved shapes.", "Polygons only, and large.")),
          keywords=(("circle", "round"), ("no circle", "no round", "without circle", "without round")))
 def circle_vs_no_circle(rng, side):
     s = _panel()
     n = int(rng.integers(2, 5))
-    others = ("triangle", "square", "pentagon", "hexagon", "star", "cross")
+    others = ("triangle", "square", "pentagon", "hexagon", "star", "cross", "ellipse")
     kinds = [_pick(rng, others) for _ in range(n)]
-    if side == 0:
+    if side == 0:                       # ellipses on either side: "round" alone does not tell a circle
         kinds[int(rng.integers(n))] = "circle"
     radii = rng.uniform(0.07, 0.12, n)
     return s, {"figures": [figure(s, k, c, r, rng.uniform(0, 360)) for k, c, r in zip(kinds, _spread(rng, radii), radii)]}
