@@ -83,3 +83,34 @@ def take(images: torch.Tensor, rows: int, cols: int, index: torch.Tensor) -> tor
     tiles = split(images, rows, cols)
     idx = index.to(images.device).long()
     return torch.gather(tiles, 1, idx.view(*idx.shape, 1, 1, 1).expand(*idx.shape, *tiles.shape[2:]))
+
+
+TOP, RIGHT, BOTTOM, LEFT = range(4)
+OPPOSITE = (BOTTOM, LEFT, TOP, RIGHT)     # the side of a neighbour that faces each side
+
+
+def borders(tiles: torch.Tensor, depth: int = 2) -> torch.Tensor:
+    """The outer ``depth`` pixel lines of each side of square tiles ``[..., C, h, h]``:
+    ``[..., 4, depth, C, h]`` for sides top, right, bottom, left; line 0 is the outermost,
+    each line read left to right (top, bottom) or top to bottom (left, right), so that the
+    facing sides of two neighbours line up pixel for pixel."""
+    if tiles.dim() < 3 or tiles.shape[-1] != tiles.shape[-2] or tiles.shape[-1] < depth:
+        raise ValueError(f"tiles must be [..., C, h, h] with h >= {depth}, got shape {tuple(tiles.shape)}")
+    top = tiles[..., :depth, :].movedim(-2, -3)
+    bottom = tiles[..., -depth:, :].flip(-2).movedim(-2, -3)
+    left = tiles[..., :, :depth].movedim(-1, -3)
+    right = tiles[..., :, -depth:].flip(-1).movedim(-1, -3)
+    return torch.stack([top, right, bottom, left], dim=-4)
+
+
+def seam_cost(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """How badly two facing sides continue each other: ``a``, ``b`` ``[..., depth>=2, C, L]``
+    (from :func:`borders`, ``a`` one tile's side and ``b`` its neighbour's opposite side,
+    broadcastable). Each side's last two lines predict the other's first line by linear
+    extrapolation; returns the mean of the absolute prediction errors and of the step between
+    the two first lines (0..255 scale), ``[...]``."""
+    a, b = a.float(), b.float()
+    into_b = (2 * a[..., 0, :, :] - a[..., 1, :, :] - b[..., 0, :, :]).abs()
+    into_a = (2 * b[..., 0, :, :] - b[..., 1, :, :] - a[..., 0, :, :]).abs()
+    step = (a[..., 0, :, :] - b[..., 0, :, :]).abs()
+    return (into_b + into_a + 2 * step).mean(dim=(-2, -1)) / 4

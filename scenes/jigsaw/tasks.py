@@ -3,8 +3,11 @@
 All tile work (split, mask, permute, rotate, mirror, take) is done by ``kernels.tiles``;
 each panel is a scene holding the resulting image as a sprite, plus engine-drawn labels.
 Question texts are the benchmark's templates; image ``index % len(source)`` is the photo.
-The photos come from the family's settings (``images``, ``image_size``), and hard
-distractors are ranked with the features its ``embedder`` setting names.
+The photos come from the family's settings (``images``, ``image_size``). Hard distractors
+are ranked by how well they continue the hole and by the features the ``embedder`` setting
+names, then take the hole's true border (:mod:`.continuity`); localization and order items
+whose true arrangement is not strictly the most continuous are redrawn, and counted in the
+record's ``meta["rejected"]``.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ torch = lazy_module("torch")
 images = lazy_module("kernels.images")
 sources = lazy_module("scenes.jigsaw.sources")
 features = lazy_module("scenes.jigsaw.features")
+continuity = lazy_module("scenes.jigsaw.continuity")
 
 LETTERS = "ABCD"
 
@@ -86,16 +90,24 @@ def _others(rng: np.random.Generator, src, i: int, k: int, cell: int | None = No
     raise UserError(f"fewer than {k} images of the source differ from image {i} at cell {cell}")
 
 
-def _distinct_quarters(settings: dict, index: int):
-    """The first image from ``index`` on whose four quarters all differ visibly (so that
-    adjacency and order have one answer)."""
+def _distinct_quarters(settings: dict, index: int, one_order: bool = False):
+    """``(i, img, rejected)``: the first image from ``index`` on whose four quarters all differ
+    visibly (so that adjacency and order have one answer) and, with ``one_order``, whose own
+    arrangement is strictly the most continuous of all 24 (:mod:`.continuity`); ``rejected``
+    counts the images passed over for that last reason."""
     n = len(source(settings))
+    rejected = 0
     for step in range(n):
         i, img = _image(settings, index + step)
         q = T.split(img[None], 2, 2)[0]
-        if all(differ(q[a], q[b]) for a, b in itertools.combinations(range(4), 2)):
-            return i, img
-    raise UserError("no image of the source has four visibly different quarters")
+        if not all(differ(q[a], q[b]) for a, b in itertools.combinations(range(4), 2)):
+            continue
+        if one_order and not continuity.order_is_unique(settings["images"], settings["image_size"], i):
+            rejected += 1
+            continue
+        return i, img, rejected
+    raise UserError("no image of the source has four visibly different quarters"
+                    + (" in an order that seams single out" if one_order else ""))
 
 
 # ---------------------------------------------------------------- missing piece
@@ -109,38 +121,67 @@ MISSING_PIECE = (
     "B. Candidate 2 (the third input image) C. Candidate 3 (the fourth input image) D. Candidate 4 (the fifth input "
     "image)\nPlease select the option you believe is correct and output only the corresponding letter (A, B, C, or D), "
     "without providing any explanation or analysis.")
-HARD_POOL = 48          # other images searched for look-alike distractors
+HARD_POOL = 24          # other images whose cells, at any position, are searched for hard distractors
 NEAR_DUPLICATE = 0.995  # cosine similarity above which a distractor counts as the same patch
+
+
+def _hard_distractors(rng, settings: dict, src, i: int, cell: int) -> list[tuple[int, int, torch.Tensor]]:
+    """Three ``(image, cell, patch)`` distractors for the hole at ``cell`` of image ``i``:
+    cells of other images, at any position, ranked by how well they continue the hole's
+    neighbours (:mod:`.continuity`) and how much they look like the true piece (the
+    ``embedder`` setting's features), equally weighted by rank. Every patch differs visibly
+    from the true piece and from the other distractors. (Blending the true piece's border into
+    a distractor hides the seams but leaves the true piece the only coherent one, a shortcut of
+    its own; on these images a chosen patch still continues the hole worse than the true one.)"""
+    key = (settings["images"], settings["image_size"])
+    pool = _others(rng, src, i, min(HARD_POOL, len(src) - 1))
+    sides = continuity.facing(continuity.cell_borders(*key, i), 3, cell)
+    cost = continuity.fit_cost(torch.cat([continuity.cell_borders(*key, j) for j in pool]), sides)
+    feats = torch.cat([cell_features(*key, settings["embedder"], j) for j in pool])
+    sim = feats @ cell_features(*key, settings["embedder"], i)[cell]
+    fits = torch.argsort(torch.argsort(cost, stable=True), stable=True)
+    looks = torch.argsort(torch.argsort(-sim, stable=True), stable=True)
+    truth = T.take(src[i][None], 3, 3, torch.tensor([[cell]]))[0, 0]
+    out, patches = [], [truth]
+    for k in torch.argsort(fits + looks, stable=True).tolist():
+        if sim[k] >= NEAR_DUPLICATE:
+            continue
+        j, c = pool[k // 9], k % 9
+        patch = T.take(src[j][None], 3, 3, torch.tensor([[c]]))[0, 0]
+        if all(differ(patch, p) for p in patches):
+            out.append((j, c, patch))
+            patches.append(patch)
+            if len(out) == 3:
+                return out
+    raise UserError(f"image {i}: fewer than 3 patches of other images differ visibly from the missing piece")
 
 
 @FAMILY.task("jigsaw/missing_piece/{level}", level=["easy", "hard"], rank=0,
                answer_distribution={c: 0.25 for c in LETTERS})
 def missing_piece(rng, level, index, settings):
-    """Pick the patch that fills the white cell (3x3 grid); hard distractors look alike."""
+    """Pick the patch that fills the white cell (3x3 grid); hard distractors fit the hole and look alike."""
     src = source(settings)
     i, img = _image(settings, index)
     cell = int(rng.integers(9))
     if level == "easy":
         others = _others(rng, src, i, 3, cell)
+        picks = [(j, cell) for j in others]
+        imgs = torch.stack([img] + [src[j] for j in others])
+        patches = T.take(imgs, 3, 3, torch.full((4, 1), cell))[:, 0]          # true patch first
     else:
-        pool = _others(rng, src, i, max(3, min(HARD_POOL, len(src) - 1)), cell)
-        key = (settings["images"], settings["image_size"], settings["embedder"])
-        cand = torch.stack([cell_features(*key, j)[cell] for j in pool])
-        sim = cand @ cell_features(*key, i)[cell]
-        order = [int(k) for k in torch.argsort(sim, descending=True, stable=True) if sim[k] < NEAR_DUPLICATE]
-        others = [pool[k] for k in order[:3]]
-        if len(others) < 3:
-            raise UserError(f"image {i}: fewer than 3 distractors are not near-duplicates of the missing piece")
-    imgs = torch.stack([img] + [src[j] for j in others])
-    patches = T.take(imgs, 3, 3, torch.full((4, 1), cell))[:, 0]          # true patch first
+        hard = _hard_distractors(rng, settings, src, i, cell)
+        picks = [(j, c) for j, c, _ in hard]
+        patches = torch.stack([T.take(img[None], 3, 3, torch.tensor([[cell]]))[0, 0]] + [p for _, _, p in hard])
     slot = int(rng.integers(4))
     order = [1, 2, 3]
     rng.shuffle(order)
     shown = order[:slot] + [0] + order[slot:]
     masked = T.mask(img[None], 3, 3, torch.arange(9)[None] == cell)[0]
     panels = [_panel(masked)] + [_panel(patches[k]) for k in shown]
-    return Draw(panels, MISSING_PIECE, LETTERS[slot], "fixed", options=list(LETTERS),
-                meta={"image": i, "cell": cell, "distractor_images": others, "level": level})
+    meta = {"image": i, "cell": cell, "distractor_images": [j for j, _ in picks], "level": level}
+    if level == "hard":
+        meta["distractor_cells"] = [c for _, c in picks]
+    return Draw(panels, MISSING_PIECE, LETTERS[slot], "fixed", options=list(LETTERS), meta=meta)
 
 
 # ---------------------------------------------------------------- piece localization
@@ -153,28 +194,44 @@ LOCALIZATION = {
 }
 
 
+TRIES = 100   # draws of masked cells per image before the next image is tried
+
+
 @FAMILY.task("jigsaw/localization/{level}", level=["easy", "hard"], rank=2,
                answer_distribution=lambda level: {c: 1 / (2 if level == "easy" else 4)
                                                   for c in LETTERS[: 2 if level == "easy" else 4]})
 def localization(rng, level, index, settings):
     """Which labelled white cell does the piece come from (2x2 with 2 masks, 3x3 with 4)?"""
-    i, img = _image(settings, index)
     g, k = (2, 2) if level == "easy" else (3, 4)
-    tiles = T.split(img[None], g, g)[0]
-    for _ in range(100):   # the piece must match exactly one masked area
-        cells = sorted(int(c) for c in rng.choice(g * g, size=k, replace=False))   # labelled A.. in reading order
-        pick = int(rng.integers(k))
-        if all(differ(tiles[cells[pick]], tiles[c]) for c in cells if c != cells[pick]):
-            break
+    rejected = 0
+    for step in range(len(source(settings))):
+        i, img = _image(settings, index + step)
+        tiles = T.split(img[None], g, g)[0]
+        borders = [continuity.tile_borders(v, g) for v in continuity.views(img)]
+        for _ in range(TRIES):
+            cells = sorted(int(c) for c in rng.choice(g * g, size=k, replace=False))   # labelled A.. in reading order
+            pick = int(rng.integers(k))
+            # the piece must match exactly one masked area, and continue its neighbours there
+            # strictly better than at any other masked area
+            if not all(differ(tiles[cells[pick]], tiles[c]) for c in cells if c != cells[pick]):
+                continue
+            if continuity.place_is_unique(borders, g, cells, pick):
+                break
+            rejected += 1
+        else:
+            continue
+        break
     else:
-        raise UserError(f"image {i}: no masked cell differs visibly from the others; use an image with more structure")
+        raise UserError("no image of the source has masked cells that only one place fits; use images with more "
+                        "structure")
     flags = torch.zeros(1, g * g, dtype=torch.bool)
     flags[0, cells] = True
     masked = T.mask(img[None], g, g, flags)[0]
     piece = T.take(img[None], g, g, torch.tensor([[cells[pick]]]))[0, 0]
     labels = [(LETTERS[j], ((c % g + 0.5) / g, (c // g + 0.5) / g), 0.35 / g) for j, c in enumerate(cells)]
     return Draw([_panel(masked, labels), _panel(piece)], LOCALIZATION[level], LETTERS[pick], "fixed",
-                options=list(LETTERS[:k]), meta={"image": i, "masked_cells": cells, "piece_cell": cells[pick]})
+                options=list(LETTERS[:k]), meta={"image": i, "masked_cells": cells, "piece_cell": cells[pick],
+                                                 "rejected": rejected})
 
 
 # ---------------------------------------------------------------- connection verification
@@ -200,7 +257,7 @@ def _relation(a: int, b: int) -> str:
 @FAMILY.task("jigsaw/connection", rank=4, answer_distribution={"A": 1 / 3, "B": 1 / 3, "C": 1 / 3})
 def connection(rng, index, settings):
     """Are two quarters of the image side by side, one above the other, or not adjacent?"""
-    i, img = _distinct_quarters(settings, index)
+    i, img, _ = _distinct_quarters(settings, index)
     a, b = PAIRS[int(rng.integers(len(PAIRS)))]
     if rng.integers(2):
         a, b = b, a
@@ -301,7 +358,7 @@ def _shuffle(rng, img):
 @FAMILY.task("jigsaw/order_restoration", rank=6, answer_distribution={c: 0.25 for c in LETTERS})
 def order_restoration(rng, index, settings):
     """Choose, among four, the order that puts the shuffled quarters back."""
-    i, img = _distinct_quarters(settings, index)
+    i, img, rejected = _distinct_quarters(settings, index, one_order=True)
     perm, shown, order = _shuffle(rng, img)
     wrong = [p for p in itertools.permutations(range(1, 5)) if list(p) != order]
     picks = [list(wrong[int(k)]) for k in rng.choice(len(wrong), size=3, replace=False)]
@@ -310,14 +367,15 @@ def order_restoration(rng, index, settings):
     listing = " ".join(f"{LETTERS[k]}. {_fmt(o)}" for k, o in enumerate(options))
     q = ORDER_INTRO + " Choose the most appropriate option based on the mapping below:\n" + listing + RESTORATION_TAIL
     return Draw([_panel(t) for t in shown], q, LETTERS[slot], "fixed", options=list(LETTERS),
-                meta={"image": i, "shuffle": perm, "order": order, "options": [_fmt(o) for o in options]})
+                meta={"image": i, "shuffle": perm, "order": order, "options": [_fmt(o) for o in options],
+                      "rejected": rejected})
 
 
 @FAMILY.task("jigsaw/order_generation", rank=7,
                answer_distribution={_fmt([p.index(r) + 1 for r in range(4)]): 1 / 23 for p in PERMUTATIONS[1:]})
 def order_generation(rng, index, settings):
     """Write the order that puts the shuffled quarters back, as a list."""
-    i, img = _distinct_quarters(settings, index)
+    i, img, rejected = _distinct_quarters(settings, index, one_order=True)
     perm, shown, order = _shuffle(rng, img)
     return Draw([_panel(t) for t in shown], GENERATION, [str(v) for v in order], "list",
-                meta={"image": i, "shuffle": perm, "order": order})
+                meta={"image": i, "shuffle": perm, "order": order, "rejected": rejected})

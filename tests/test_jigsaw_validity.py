@@ -1,0 +1,157 @@
+"""Jigsaw items have one right answer and hard means hard: the audit's seam-matching solver
+(evals/audit/seams.py, reading rendered pixels only) finds the true piece on easy items and
+stays near chance on hard ones, on the built-in images and on a folder of natural-looking
+photographs; localization and order items whose true arrangement is not strictly the most
+continuous are redrawn and counted."""
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from engine.outputs import render_samples
+from engine.registry import get_family, get_task
+from evals.audit import seams
+from evals.audit.run import audit
+from kernels import tiles as T
+from scenes.jigsaw import continuity
+from scenes.jigsaw.sources import source_for
+
+BUILT_IN = {"jigsaw.images": "generated:120", "jigsaw.image_size": 192}
+SIZE = 224        # the family's native panel size, as the audit renders
+ITEMS = 60
+
+
+def natural_images(folder, n: int = 24, side: int = 288, seed: int = 0) -> None:
+    """Write ``n`` natural-looking photographs: a sky gradient over a textured ground at a
+    wavy horizon, soft hills, blurred blobs (trees, rocks) and sensor grain."""
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:side, 0:side] / side
+    for k in range(n):
+        top, low = rng.uniform(60, 230, 3), rng.uniform(90, 250, 3)
+        horizon = rng.uniform(0.35, 0.65) + 0.05 * np.sin(2 * np.pi * (rng.uniform(0.5, 2) * xx + rng.uniform()))
+        t = np.clip(yy / horizon, 0, 1)[..., None]
+        img = (1 - t) * top + t * low
+        ground = rng.uniform(30, 170, 3)
+        texture = sum(rng.uniform(5, 25) * np.sin(2 * np.pi * (rng.uniform(1, 9) * xx + rng.uniform(1, 9) * yy
+                                                                 + rng.uniform()))
+                      for _ in range(6))
+        below = 1 / (1 + np.exp(-(yy - horizon) * side / 3))
+        img = img * (1 - below[..., None]) + (ground + texture[..., None] * rng.uniform(0.5, 1.5, 3)) * below[..., None]
+        for _ in range(int(rng.integers(4, 10))):
+            cx, cy, r = rng.uniform(0, 1), rng.uniform(0.2, 1), rng.uniform(0.04, 0.15)
+            d = np.sqrt(((xx - cx) / rng.uniform(0.6, 1.4)) ** 2 + (yy - cy) ** 2)
+            a = 1 / (1 + np.exp((d - r) * side / rng.uniform(1, 4)))
+            img = img * (1 - a[..., None]) + rng.uniform(0, 255, 3) * (1 - 0.3 * (yy - cy)[..., None]) * a[..., None]
+        img += rng.normal(0, 3, img.shape)
+        Image.fromarray(np.clip(img, 0, 255).astype(np.uint8)).save(folder / f"photo_{k:02d}.png")
+
+
+def seam_accuracy(task_id: str, settings: dict, n: int = ITEMS) -> float:
+    """Share of items ``0..n-1`` (seed 0) the audit's seam solver answers right."""
+    family = get_family("jigsaw")
+    samples = get_task(task_id, settings).samples(0, range(n))
+    right = [seams.solve(family.shortcut_fn(s), ims) == s.answer_text
+             for s, ims in zip(samples, render_samples(samples, SIZE))]
+    return sum(right) / n
+
+
+def _gradient(side: int = 96) -> torch.Tensor:
+    y, x = torch.meshgrid(torch.arange(side), torch.arange(side), indexing="ij")
+    return torch.stack([x * 2, y * 2, (x + y)]).clamp(0, 255).to(torch.uint8)
+
+
+def test_the_seam_solver_finds_the_true_piece_of_a_smooth_gradient():
+    img = _gradient()
+    cells = T.split(img[None], 3, 3)[0]
+    masked = T.mask(img[None], 3, 3, torch.arange(9)[None] == 4)[0]
+    assert seams.holes(masked, 3) == [4]
+    candidates = [cells[0], cells[8], cells[4], cells[2]]
+    assert seams.best_candidate(masked, 3, candidates) == 2
+    big = [torch.nn.functional.interpolate(c[None].float(), scale_factor=2.0)[0] for c in candidates]
+    assert seams.best_candidate(masked, 3, big) == 2                      # any rendered size
+    quarters = T.split(img[None], 2, 2)[0]
+    shuffled = [quarters[k] for k in (2, 0, 3, 1)]                         # shown tiles
+    orders = [[1, 2, 3, 4], [2, 4, 1, 3], [4, 3, 2, 1]]
+    assert seams.best_arrangement(shuffled, 2, orders) == 1
+    holes = T.mask(img[None], 3, 3, torch.isin(torch.arange(9), torch.tensor([1, 5, 6]))[None])[0]
+    assert seams.best_hole(holes, 3, cells[5]) == (1, [1, 5, 6])
+
+
+def test_the_generator_measure_prefers_the_true_arrangement_of_a_gradient():
+    b = continuity.tile_borders(_gradient(), 2)
+    costs = continuity.arrangement_costs(b)
+    assert costs.shape == (24,) and continuity.strictly_best(costs, 0)
+    b3 = continuity.tile_borders(_gradient(), 3)
+    assert continuity.strictly_best(continuity.placement_costs(b3, 3, [1, 5, 6], b3[5]), 1)
+
+
+HARD_OPEN = pytest.mark.xfail(strict=True, reason="issue 22: on these images the seams still find the true piece among "
+                              "the best-fitting patches of other images (photo-like images are item 1)")
+
+
+@HARD_OPEN
+def test_seams_find_easy_pieces_and_not_hard_ones_on_the_built_in_images():
+    easy = seam_accuracy("jigsaw/missing_piece/easy", BUILT_IN)
+    hard = seam_accuracy("jigsaw/missing_piece/hard", BUILT_IN)
+    assert easy >= 0.9 and hard <= 0.5 and hard <= easy - 0.4, (easy, hard)
+
+
+@HARD_OPEN
+def test_seams_find_easy_pieces_and_not_hard_ones_on_a_photo_folder(tmp_path):
+    natural_images(tmp_path)
+    settings = {"jigsaw.images": str(tmp_path), "jigsaw.image_size": 192}
+    easy = seam_accuracy("jigsaw/missing_piece/easy", settings)
+    hard = seam_accuracy("jigsaw/missing_piece/hard", settings)
+    assert easy >= 0.8 and hard <= 0.5 and hard <= easy - 0.3, (easy, hard)
+
+
+@pytest.mark.parametrize("task_id", ["jigsaw/localization/easy", "jigsaw/localization/hard",
+                                     "jigsaw/order_restoration", "jigsaw/order_generation"])
+def test_only_items_with_one_most_continuous_arrangement_are_kept(task_id):
+    settings = {"jigsaw.images": "generated:40", "jigsaw.image_size": 96}
+    src = source_for("generated:40", 96)
+    samples = get_task(task_id, settings).samples(0, range(40))
+    for s in samples:
+        img = src[s.meta["image"]]
+        if "masked_cells" in s.meta:
+            g = 2 if task_id.endswith("easy") else 3
+            b = continuity.tile_borders(img, g)
+            cells = s.meta["masked_cells"]
+            pick = cells.index(s.meta["piece_cell"])
+            assert continuity.strictly_best(continuity.placement_costs(b, g, cells, b[s.meta["piece_cell"]]), pick)
+        else:
+            assert continuity.order_is_unique("generated:40", 96, s.meta["image"])
+    assert all(s.meta["rejected"] >= 0 for s in samples)
+    if task_id != "jigsaw/localization/easy":                  # (two holes in a 2x2 are rarely a tie)
+        assert sum(s.meta["rejected"] for s in samples) > 0    # some draws were ambiguous and redrawn
+    # the audit's independent solver agrees with the kept answers
+    assert seam_accuracy(task_id, settings, 40) >= 0.9
+
+
+@pytest.mark.parametrize("task_id", ["jigsaw/missing_piece/hard", "jigsaw/localization/hard",
+                                     "jigsaw/order_restoration"])
+def test_items_do_not_depend_on_batch_size(task_id):
+    task = get_task(task_id, BUILT_IN)
+    batch = task.samples(3, range(5))
+    for s in batch[::-1]:
+        one = task.sample(3, s.index)
+        assert one.answer_text == s.answer_text and one.meta == s.meta
+        assert all(torch.equal(a.sprites[0], b.sprites[0]) for a, b in zip(one.panels, s.panels))
+
+
+def test_the_audit_bars_the_seam_solver_and_exempts_easy_items():
+    result = audit("jigsaw/missing_piece/*", count=8, size=SIZE, settings=BUILT_IN, progress=False, probe_n=8)
+    easy, hard = (result["tasks"][f"jigsaw/missing_piece/{lv}"] for lv in ("easy", "hard"))
+    assert easy["shortcut"]["n"] >= 8 and easy["shortcut"]["chance"] == pytest.approx(0.25)
+    assert easy["bars"]["shortcut"].startswith(("exempt: the paper's easy", "pass"))
+    assert hard["bars"]["shortcut"] in ("pass",) or hard["bars"]["shortcut"].startswith("fail")
+    assert "shortcut" not in audit("jigsaw/connection", count=8, size=96, settings=BUILT_IN, progress=False,
+                                   probe_n=8)["tasks"]["jigsaw/connection"]["bars"]
+
+
+@pytest.mark.slow
+@HARD_OPEN
+def test_seams_do_not_answer_hard_items_on_the_full_built_in_set():
+    easy = seam_accuracy("jigsaw/missing_piece/easy", {}, 100)
+    hard = seam_accuracy("jigsaw/missing_piece/hard", {}, 100)
+    assert easy >= 0.9 and hard <= 0.4, (easy, hard)
