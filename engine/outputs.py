@@ -407,9 +407,16 @@ def _run_jobs(jobs: list, workers: int, done) -> None:
             done(_write_shard(*job))
         return
     pool, pending = _start_pool(jobs, workers)
+    stops = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
     try:
         while pending:
-            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            # A stop signal is held while waiting: raised inside the executor's locks, it would
+            # leave one held and the shutdown below would wait on it for ever. It lands here.
+            before = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+            try:
+                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, before)
             for f in finished:
                 done(f.result())
     except BaseException:

@@ -282,10 +282,15 @@ def _wait_until(predicate, timeout: float) -> bool:
     return predicate()
 
 
+# long enough (900 one-sample shards) that a signal sent once work is under way lands before the
+# end, even on a loaded machine
+SIGNAL_ARGS = ["shapes/*", "--seed", "2", "--count", "90", "--size", "32", "--shard-size", "1", "--quiet"]
+
+
 @pytest.fixture(scope="module")
 def clean_cli(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("clean_cli") / "d"
-    assert cli.main(["generate", *ARGS, "--out", str(out)]) == 0
+    assert cli.main(["generate", *SIGNAL_ARGS, "--out", str(out)]) == 0
     return out
 
 
@@ -295,7 +300,7 @@ def clean_cli(tmp_path_factory) -> Path:
 def test_a_signal_to_the_parent_ends_every_worker_and_the_run_resumes(clean_cli, tmp_path, sig, group):
     """``group``: the signal goes to the whole process group, as a closed terminal sends it."""
     out = tmp_path / "d"
-    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "generate", *ARGS, "--workers", "2", "--out",
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "generate", *SIGNAL_ARGS, "--workers", "2", "--out",
                              str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
     working = _wait_until(lambda: len(_session(proc.pid)) >= 3 and len(list(out.rglob("shard-*.parquet"))) >= 2, 120)
@@ -308,7 +313,7 @@ def test_a_signal_to_the_parent_ends_every_worker_and_the_run_resumes(clean_cli,
         assert err.strip().splitlines() == [f"procvis: interrupted by {signal.Signals(sig).name}; "
                                             "run the same command again to resume"]
         assert not [p for p in out.rglob("*") if p.name.startswith(".tmp-") or p.name == ".procvis.lock"]
-    assert cli.main(["generate", *ARGS, "--out", str(out)]) == 0
+    assert cli.main(["generate", *SIGNAL_ARGS, "--out", str(out)]) == 0
     assert _files(out) == _files(clean_cli)
 
 
