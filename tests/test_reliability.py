@@ -287,6 +287,13 @@ def _wait_until(predicate, timeout: float) -> bool:
 SIGNAL_ARGS = ["shapes/*", "--seed", "2", "--count", "90", "--size", "32", "--shard-size", "1", "--quiet"]
 
 
+def _default_signals() -> None:
+    """In the child: the signals' default actions, as in a terminal (a test run started in the
+    background, e.g. under nohup, hands its children SIGINT and SIGHUP ignored)."""
+    for sig in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 @pytest.fixture(scope="module")
 def clean_cli(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("clean_cli") / "d"
@@ -302,7 +309,7 @@ def test_a_signal_to_the_parent_ends_every_worker_and_the_run_resumes(clean_cli,
     out = tmp_path / "d"
     proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "generate", *SIGNAL_ARGS, "--workers", "2", "--out",
                              str(out)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+                            start_new_session=True, preexec_fn=_default_signals)
     working = _wait_until(lambda: len(_session(proc.pid)) >= 3 and len(list(out.rglob("shard-*.parquet"))) >= 2, 120)
     os.killpg(proc.pid, sig) if group else os.kill(proc.pid, sig)
     _, err = proc.communicate(timeout=60)
