@@ -811,11 +811,19 @@ def _files_problem(root: Path, rel: str, mine: dict) -> str | None:
     for f, (size, sha) in sorted(mine.items()):
         if not actual[f].is_file():
             return f"{name(f)} is not a file"
-        have = actual[f].stat().st_size
-        if size is not None and have != size:
-            return f"{name(f)} has {have} bytes, the manifest says {size}"
-        if _sha256(actual[f]) != sha:
-            return f"{name(f)} does not match its checksum in the manifest"
+        wrong = _mismatch(actual[f], size, sha)
+        if wrong:
+            return f"{name(f)} {wrong}"
+    return None
+
+
+def _mismatch(path: Path, size: int | None, sha: str) -> str | None:
+    """How the file at ``path`` differs from its record (``size`` None: not recorded), or None."""
+    have = path.stat().st_size
+    if size is not None and have != size:
+        return f"has {have} bytes, the manifest says {size}"
+    if _sha256(path) != sha:
+        return "does not match its checksum in the manifest"
     return None
 
 
@@ -1020,12 +1028,9 @@ def check(out: str) -> dict[str, str]:
     bad = {}
     for f, h in sorted(files.items()):
         p = root / f
-        if not p.is_file():
-            bad[f] = "missing"
-        elif f in sizes and p.stat().st_size != sizes[f]:
-            bad[f] = f"{p.stat().st_size} bytes, the manifest says {sizes[f]}"
-        elif _sha256(p) != h:
-            bad[f] = "does not match its checksum in the manifest"
+        wrong = _mismatch(p, sizes.get(f), h) if p.is_file() else "missing"
+        if wrong:
+            bad[f] = wrong
     bad.update({f: "not in the manifest" for f in _extra_files(root, cfg, set(files))})
     shards = {f if cfg.format == "parquet" else f.rsplit("/", 1)[0] for f in files}
     for t, k in cfg.shards(manifest.get("tasks") or []):

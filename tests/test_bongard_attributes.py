@@ -81,7 +81,7 @@ def test_no_attribute_but_the_rule_tells_the_sides_apart(tid):
     """The issue's bar: at 60 problems (720 panels) the rule-blind probe's upper 95% bound on
     the held-out problems' panels stays at or under 60%."""
     task = get_task(tid)
-    r = task_side_probe(task, task.samples(0, range(PROBLEMS)), FAMILY)
+    r = task_side_probe(task.samples(0, range(PROBLEMS)), FAMILY)
     assert r["problems"] == PROBLEMS and r["n"] == PROBLEMS // 2 * 12
     assert r["high"] <= 0.6, (tid, r["accuracy"], r["strongest"])
 

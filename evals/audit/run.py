@@ -128,7 +128,7 @@ def audit_task(task, count: int, seed: int, size: int, legible: int = 2, solve: 
         row["_data"] = (blind(task, X), np.array([s.answer_text for s in samples]), [_kind(s) for s in samples])
     family = get_family(task.family)
     if family.attributes_fn:                # a rule over labelled panels: facts only, nothing rendered
-        sides = task_side_probe(task, samples + task.samples(seed, range(count, PROBLEMS)), family)
+        sides = task_side_probe(samples + task.samples(seed, range(count, PROBLEMS)), family)
         if sides:
             row["probe"] = {"sides": sides}
     if family.shortcut_fn:

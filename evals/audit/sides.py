@@ -9,7 +9,6 @@ panel and graded wrong: the concept has a second answer.
 """
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -88,15 +87,10 @@ def side_probe(described: list[tuple[list, object]]) -> dict:
     return out
 
 
-def task_side_probe(task, samples, family) -> dict | None:
-    """:func:`side_probe` of ``task`` on ``samples`` (at least :data:`PROBLEMS` of them, the
-    caller draws them), or None when the family describes no panels for them."""
+def task_side_probe(samples, family) -> dict | None:
+    """:func:`side_probe` of one task's ``samples`` (at least :data:`PROBLEMS` of them, the
+    caller draws them), or None when ``family`` describes no panels for them."""
     described = [family.attributes_fn(s) for s in samples]
     if not described or any(d is None for d in described):
         return None
     return side_probe(described)
-
-
-def over(p: dict, margin: float) -> bool:
-    """Whether the probe's upper bound beats chance by more than ``margin``."""
-    return bool(p.get("n")) and not math.isnan(p.get("chance", float("nan"))) and p["high"] > p["chance"] + margin

@@ -117,12 +117,15 @@ def judge(concept_id: str, reply: str) -> bool:
 
 
 def read_answer(reply, sample):
-    """The reader registered for Bongard tasks: a correct answer reads as the gold text, any
-    other non-empty reply as itself (wrong), an empty one as a format error."""
+    """The reader of every Bongard task, procedural or real: a reply the rule judge accepts
+    against the sample's two reference sentences (``meta["reference"]``) reads as the gold
+    text, any other non-empty reply as itself (wrong), an empty one as a format error."""
     text = reply.strip() if isinstance(reply, str) else ""
     if not text:
         return Parsed(None, False)
-    return Parsed(sample.answer_text if judge(sample.task, text) else text, len(sentences(text)) == 2)
+    ref = sample.meta["reference"]
+    return Parsed(sample.answer_text if judge_rule(ref["left"], ref["right"], text) else text,
+                  len(sentences(text)) == 2)
 
 
 # The seed's judge prompts (appendix B), for a model judge through the runner interface.
@@ -151,22 +154,33 @@ def class_instructions() -> dict[str, str]:
     return json.loads((Path(__file__).parent / "judge_instructions.json").read_text())
 
 
+NO_INSTRUCTION = "No category is given: judge by the reference answers alone."
+
+
 def judge_prompt(concept, answer: str) -> str:
-    """The seed's judge prompt (system + user template + the category's instruction)."""
+    """The seed's judge prompt (system + user template + the category's instruction; a
+    category the seed has none for, such as an uncategorised real problem, gets
+    :data:`NO_INSTRUCTION`). ``concept``: anything with ``category``, ``left``, ``right``,
+    ``correct`` and ``incorrect``."""
     ex = lambda pairs: "\n".join(f"Example {i + 1}:\nLeft: {a}\nRight: {b}" for i, (a, b) in enumerate(pairs))  # noqa: E731
     return JUDGE_SYSTEM + "\n\n" + JUDGE_USER.format(
-        instruction=class_instructions()[concept.category], ref_left=concept.left, ref_right=concept.right,
-        correct=ex(concept.correct), incorrect=ex(concept.incorrect), answer=answer)
+        instruction=class_instructions().get(concept.category, NO_INSTRUCTION), ref_left=concept.left,
+        ref_right=concept.right, correct=ex(concept.correct), incorrect=ex(concept.incorrect), answer=answer)
+
+
+def accepts(judge_reply: str) -> bool:
+    """Whether a judge model's reply accepts: its first word is ``correct``."""
+    words = (judge_reply or "").strip().lower().split()
+    return bool(words) and words[0].strip(".,:!") == "correct"
 
 
 def model_judge(runner, items) -> list[bool]:
     """Grade ``items`` (``(task id, answer)`` pairs) with a text model through the runner
-    interface: a reply whose first word is ``correct`` accepts."""
+    interface (:func:`accepts` reads each reply)."""
     reqs = [Request(id=f"judge:{k}", task=tid, images=[], prompt=judge_prompt(CONCEPTS[tid], answer),
                     answer_type="single", gold="correct")
             for k, (tid, answer) in enumerate(items)]
-    replies = runner.generate(reqs) if reqs else []
-    return [r.strip().lower().split()[0].strip(".,:") == "correct" if r.strip() else False for r in replies]
+    return [accepts(r) for r in (runner.generate(reqs) if reqs else [])]
 
 
 def judge_agreement(grade) -> dict:

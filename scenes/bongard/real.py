@@ -16,7 +16,6 @@ from engine.sample import Draw
 
 from .family import FAMILY
 from .folders import PER_SIDE, problems, read_image
-from .grading import read_real
 from .tasks import DIRECT, SYSTEM, collage, collage_shape, photo_panel
 
 PREFIX = "bongard/real/"
@@ -40,7 +39,7 @@ def choose(files, rng, k: int = PER_SIDE) -> tuple[list, list]:
     return [f for i, f in enumerate(files) if i in picked], [f for i, f in enumerate(files) if i not in picked]
 
 
-@FAMILY.task_source(PREFIX, real_cases, description=_about, open_answer=True, reader=read_real)
+@FAMILY.task_source(PREFIX, real_cases, description=_about, open_answer=True)
 def real_problem(rng, category: str, name: str, settings: dict) -> Draw:
     """One real problem from the folder the setting ``bongard.problems`` names."""
     root = Path(settings["problems"])
