@@ -16,6 +16,7 @@ BENCHMARKS = {
     "perceptv": ("perceptv_bench", "Percept-V dataset generation vs reference-style scripts"),
     "bongard": ("bongard_bench", "Bongard problems per second vs the reference figure"),
     "kiva": ("kiva_bench", "KiVA trials per second vs the public scripts"),
+    "jigsaw": ("jigsaw_bench", "built-in Jigsaw photographs and items per second per task"),
 }
 
 

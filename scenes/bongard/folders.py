@@ -25,8 +25,11 @@ import numpy as np
 from PIL import Image
 
 from engine.errors import UserError
+from engine.lazy import lazy_module
 
 from .concepts import CATEGORIES
+
+images = lazy_module("kernels.images")         # it loads torch: not needed to parse or list tasks
 
 SETTING = "bongard.problems"
 PER_SIDE = 6
@@ -170,16 +173,18 @@ def _category(path: Path) -> str:
 
 def read_image(path) -> np.ndarray:
     """The image at ``path`` centre-cropped square, at most :data:`MAX_SIDE` pixels wide, as
-    ``[3, S, S]`` uint8; a file that does not load is a one-line :class:`UserError` naming it."""
+    ``[3, S, S]`` uint8 RGB (any mode: 16-bit samples scaled to 8 bits, transparency composited
+    on white, see :func:`kernels.images.rgb8`); a file that does not load, or holds more pixels
+    than the decoder allows, is a one-line :class:`UserError` naming it."""
     return _load(str(path), Path(path).stat().st_mtime_ns)
 
 
 @functools.lru_cache(maxsize=64)
 def _load(path: str, mtime: int) -> np.ndarray:
     try:
-        with Image.open(path) as im:
-            img = im.convert("RGB")
-    except (OSError, ValueError, Image.DecompressionBombError) as e:
+        with images.open_image(path) as im:
+            img = Image.fromarray(images.rgb8(im))
+    except (OSError, ValueError) as e:              # ImageTooLarge is a ValueError
         detail = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise UserError(f"cannot read image {path!r} ({detail})") from None
     side = min(img.size)

@@ -1,5 +1,5 @@
 """Where jigsaw images come from: a folder of photographs, a local Hugging Face dataset, or
-the default set of structured images that the engine generates (offline, deterministic).
+the built-in photographs that the engine draws (:mod:`.photos`; offline, deterministic).
 
 Every source yields square RGB ``uint8`` tensors ``[3, S, S]`` (centre crop, then resize),
 with ``S`` divisible by 2, 3 and 4 so that every grid has square cells. :func:`source_for`
@@ -7,6 +7,7 @@ builds the source that the family's ``images`` and ``image_size`` settings name.
 """
 from __future__ import annotations
 
+import collections
 import functools
 import warnings
 from pathlib import Path
@@ -15,13 +16,13 @@ import numpy as np
 import torch
 
 from engine.errors import UserError
-from engine.rendering import render
-from engine.rng import sample_rng
-from engine.scene import Scene
-from kernels.images import square, structure
+from kernels.images import ImageTooLarge, open_image, rgb8, square, structure, to_tensor
+
+from . import photos
 
 SIZE = 384
 GENERATED = 1100                 # images in the built-in set
+CACHE_BYTES = 512 * 2 ** 20      # drawn built-in photos kept per process
 EXTENSIONS = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff", ".gif")
 
 
@@ -70,77 +71,59 @@ class ImageSource:
     def __getitem__(self, i: int) -> torch.Tensor:
         raise NotImplementedError
 
+    def neighbours(self, i: int, k: int) -> list[int]:
+        """Up to ``k`` images nearest to ``i`` in the collection's order (``i+1``, ``i-1``,
+        ``i+2``, ...): where bursts of one scene sit in a photo collection."""
+        out = []
+        for d in range(1, len(self)):
+            out += [j for j in (i + d, i - d) if 0 <= j < len(self)]
+            if len(out) >= k:
+                break
+        return out[:k]
+
 
 class GeneratedSource(ImageSource):
-    """Structured, asymmetric scenes drawn by the engine: a horizon with sky and ground
-    gradients, buildings with windows, a sun, roads, trees and signs. Image ``i`` is the
-    same everywhere; ``n`` images in all."""
+    """Photographs drawn by the engine (:mod:`.photos`): :data:`photos.SHOTS` shots of each
+    place, in order, like bursts in a photo collection. Image ``i`` is shot ``i % SHOTS``
+    of place ``i // SHOTS``, the same everywhere; ``n`` images in all."""
 
     def __init__(self, n: int = GENERATED, size: int = SIZE):
         self.n, self.size = n, size
+        # drawn photos are kept up to CACHE_BYTES: a hard item reads two dozen of them, and
+        # at the default size the whole set fits
+        self._kept: collections.OrderedDict[int, torch.Tensor] = collections.OrderedDict()
+        self._room = max(64, CACHE_BYTES // (3 * size * size))
 
     def __len__(self) -> int:
         return self.n
 
-    @functools.lru_cache(maxsize=256)
     def __getitem__(self, i: int) -> torch.Tensor:
         if not 0 <= i < self.n:
             raise IndexError(i)
-        rng = sample_rng(0, "jigsaw/generated-images", i)
-        return _generated(rng, self.size)
+        if i in self._kept:
+            self._kept.move_to_end(i)
+            return self._kept[i]
+        img = self._kept[i] = photos.photo(i // photos.SHOTS, i % photos.SHOTS, self.size)
+        if len(self._kept) > self._room:
+            self._kept.popitem(last=False)
+        return img
 
-
-def _generated(rng: np.random.Generator, size: int) -> torch.Tensor:
-    rgb = lambda lo=0, hi=256: tuple(int(v) for v in rng.integers(lo, hi, 3))  # noqa: E731
-    horizon = float(rng.uniform(0.35, 0.7))
-    s = Scene(background=rgb(120, 230))
-    # sky and ground as stacked translucent bands: a gradient drawn by the engine
-    for k in range(8):
-        y = horizon * k / 8
-        s.rectangle((0.5, y + horizon / 16), (1.02, horizon / 8 + 0.002), color=rgb(90, 255), alpha=0.35)
-    ground = rgb(30, 160)
-    for k in range(6):
-        y = horizon + (1 - horizon) * k / 6
-        s.rectangle((0.5, y + (1 - horizon) / 12), (1.02, (1 - horizon) / 6 + 0.002), color=ground, alpha=0.8 - 0.1 * k)
-    s.circle((float(rng.uniform(0.1, 0.9)), float(rng.uniform(0.05, horizon - 0.1))), float(rng.uniform(0.04, 0.09)),
-             color=rgb(200, 256))
-    for _ in range(int(rng.integers(3, 8))):          # buildings with windows
-        w, h = float(rng.uniform(0.06, 0.2)), float(rng.uniform(0.1, horizon * 0.9))
-        x = float(rng.uniform(0.0, 1.0))
-        wall = rgb(20, 230)
-        s.rectangle((x, horizon - h / 2), (w, h), color=wall)
-        win = rgb(150, 256)
-        for r in range(int(h / 0.05)):
-            for c in range(int(w / 0.04)):
-                if rng.random() < 0.7:
-                    s.square((x - w / 2 + 0.02 + 0.04 * c, horizon - h + 0.025 + 0.05 * r), 0.018, color=win)
-        s.triangle((x - w / 2, horizon - h), (x + w / 2, horizon - h), (x + float(rng.uniform(-w / 2, w / 2)),
-                   horizon - h - float(rng.uniform(0.02, 0.08))), color=rgb(0, 200))
-    pts = [(float(rng.uniform(0.3, 0.7)), 1.02)] + [(float(rng.uniform(0, 1)), float(rng.uniform(horizon, 1)))
-                                                     for _ in range(2)] + [(float(rng.uniform(0, 1)), horizon)]
-    s.spline(pts, width=float(rng.uniform(0.03, 0.07)), color=rgb(40, 120))
-    for _ in range(int(rng.integers(3, 9))):          # trees
-        x, y = float(rng.uniform(0, 1)), float(rng.uniform(horizon + 0.03, 1.0))
-        r = float(rng.uniform(0.03, 0.07))
-        s.rectangle((x, y + r * 0.9), (r * 0.35, r * 1.4), color=(90, 60, 30))
-        s.circle((x, y), r, color=rgb(0, 140))
-    s.arrow((float(rng.uniform(0.05, 0.45)), float(rng.uniform(horizon + 0.05, 0.95))),
-            (float(rng.uniform(0.55, 0.95)), float(rng.uniform(horizon + 0.05, 0.95))), width=0.015, color=rgb(200, 256))
-    s.text(str(rng.choice(["EXIT", "CAFE", "BUS 12", "NORTH", "P", "HOTEL"])),
-           (float(rng.uniform(0.2, 0.8)), float(rng.uniform(0.1, horizon - 0.05))), height=0.07, color=rgb(0, 80))
-    return render([s], size)[0]
+    def neighbours(self, i: int, k: int) -> list[int]:
+        """The other shots of image ``i``'s place first, then the images nearest in order."""
+        p = i // photos.SHOTS
+        same = [j for j in range(p * photos.SHOTS, min((p + 1) * photos.SHOTS, self.n)) if j != i]
+        return (same + [j for j in super().neighbours(i, k + len(same)) if j not in same])[:k]
 
 
 class FolderSource(ImageSource):
-    """Every image file under ``root`` (recursive, sorted by path) that decodes, has a short
-    side of at least ``min_side``, an aspect ratio of at most ``max_aspect`` and a
-    :func:`structure` of at least ``min_structure``. Skipped files are counted in
-    ``skipped`` (reason -> count) and reported in one warning."""
+    """Every image file under ``root`` (recursive, sorted by path) that decodes, holds at most
+    ``PIL.Image.MAX_IMAGE_PIXELS`` pixels, has a short side of at least ``min_side``, an
+    aspect ratio of at most ``max_aspect`` and a :func:`structure` of at least
+    ``min_structure``. Skipped files are counted in ``skipped`` (reason -> count) and reported
+    in one warning. Any image mode is read as 8-bit RGB (:func:`kernels.images.rgb8`)."""
 
     def __init__(self, root: str | Path, size: int = SIZE, min_side: int = 256, max_aspect: float = 2.0,
                  min_structure: float = 2.0):
-        from PIL import Image, UnidentifiedImageError
-
         root = Path(root)
         if not root.is_dir():
             raise SourceError(f"image folder {str(root)!r} does not exist or is not a folder")
@@ -149,16 +132,7 @@ class FolderSource(ImageSource):
         self.skipped: dict[str, int] = {}
         files = sorted(p for p in root.rglob("*") if p.suffix.lower() in EXTENSIONS and p.is_file())
         for p in files:
-            try:
-                with Image.open(p) as im:
-                    w, h = im.size
-                    why = rejection(w, h, None, min_side, max_aspect, min_structure)
-                    if why is None:
-                        im.draft("RGB", (128, 128))
-                        small = torch.from_numpy(np.asarray(im.convert("RGB"))).permute(2, 0, 1)
-                        why = rejection(w, h, small, min_side, max_aspect, min_structure)
-            except (OSError, UnidentifiedImageError, ValueError):
-                why = "unreadable"
+            why = self._file_rejection(p, min_side, max_aspect, min_structure)
             if why:
                 self._skip(why)
             else:
@@ -176,11 +150,27 @@ class FolderSource(ImageSource):
 
     @functools.lru_cache(maxsize=256)
     def __getitem__(self, i: int) -> torch.Tensor:
-        from PIL import Image
+        with open_image(self.paths[i]) as im:
+            return square(to_tensor(rgb8(im)), self.size)
 
-        with Image.open(self.paths[i]) as im:
-            arr = np.asarray(im.convert("RGB"))
-        return square(torch.from_numpy(arr.copy()).permute(2, 0, 1), self.size)
+    @staticmethod
+    def _file_rejection(path: Path, min_side: int, max_aspect: float, min_structure: float) -> str | None:
+        """Why the image file ``path`` is not used (``"unreadable"``, ``"too large"`` or a
+        :func:`rejection`), or ``None``; a reduced copy is decoded only when its size passes."""
+        from PIL import UnidentifiedImageError
+
+        try:
+            with open_image(path) as im:
+                w, h = im.size
+                why = rejection(w, h, None, min_side, max_aspect, min_structure)
+                if why is None:
+                    im.draft("RGB", (128, 128))
+                    why = rejection(w, h, to_tensor(rgb8(im)), min_side, max_aspect, min_structure)
+        except ImageTooLarge:
+            return "too large"
+        except (OSError, UnidentifiedImageError, ValueError):
+            return "unreadable"
+        return why
 
 
 class HFSource(ImageSource):
@@ -209,14 +199,7 @@ class HFSource(ImageSource):
         self.rows: list[int] = []
         self.skipped: dict[str, int] = {}
         for r in range(len(ds)):
-            try:
-                img = ds[r][column]
-                small = img.convert("RGB")
-                small.thumbnail((128, 128))
-                why = rejection(img.width, img.height, torch.from_numpy(np.asarray(small).copy()).permute(2, 0, 1),
-                                min_side, max_aspect, min_structure)
-            except (OSError, ValueError, AttributeError):
-                why = "unreadable"
+            why = self._row_rejection(ds, r, column, min_side, max_aspect, min_structure)
             if why:
                 self.skipped[why] = self.skipped.get(why, 0) + 1
             else:
@@ -231,5 +214,23 @@ class HFSource(ImageSource):
     @functools.lru_cache(maxsize=256)
     def __getitem__(self, i: int) -> torch.Tensor:
         img = self.ds[self.rows[i]][self.column]
-        arr = np.asarray(img.convert("RGB"))
-        return square(torch.from_numpy(arr.copy()).permute(2, 0, 1), self.size)
+        return square(to_tensor(rgb8(img)), self.size)
+
+    @staticmethod
+    def _row_rejection(ds, r: int, column: str, min_side: int, max_aspect: float, min_structure: float) -> str | None:
+        """Why row ``r`` of dataset ``ds`` is not used (``"unreadable"``, ``"too large"``: more
+        pixels than ``PIL.Image.MAX_IMAGE_PIXELS``, or a :func:`rejection`), or ``None``. The row's
+        image is decoded (by the dataset) with the decoder's size warning turned into an error."""
+        from PIL import Image
+
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", Image.DecompressionBombWarning)
+                img = ds[r][column]
+            small = Image.fromarray(rgb8(img))
+            small.thumbnail((128, 128))
+            return rejection(img.width, img.height, to_tensor(np.asarray(small)), min_side, max_aspect, min_structure)
+        except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+            return "too large"
+        except (OSError, ValueError, AttributeError):
+            return "unreadable"

@@ -122,6 +122,7 @@ MISSING_PIECE = (
     "image)\nPlease select the option you believe is correct and output only the corresponding letter (A, B, C, or D), "
     "without providing any explanation or analysis.")
 HARD_POOL = 24          # other images whose cells, at any position, are searched for hard distractors
+NEAR = 4                # of them, the images next to it in the collection (other shots of a scene)
 NEAR_DUPLICATE = 0.995  # cosine similarity above which a distractor counts as the same patch
 
 
@@ -134,7 +135,9 @@ def _hard_distractors(rng, settings: dict, src, i: int, cell: int) -> list[tuple
     a distractor hides the seams but leaves the true piece the only coherent one, a shortcut of
     its own; on these images a chosen patch still continues the hole worse than the true one.)"""
     key = (settings["images"], settings["image_size"])
-    pool = _others(rng, src, i, min(HARD_POOL, len(src) - 1))
+    near = src.neighbours(i, NEAR)
+    pool = near + [j for j in _others(rng, src, i, min(HARD_POOL, len(src) - 1)) if j not in near]
+    pool = pool[:HARD_POOL]
     sides = continuity.facing(continuity.cell_borders(*key, i), 3, cell)
     cost = continuity.fit_cost(torch.cat([continuity.cell_borders(*key, j) for j in pool]), sides)
     feats = torch.cat([cell_features(*key, settings["embedder"], j) for j in pool])

@@ -31,6 +31,7 @@ T = lazy_module("kernels.sprites")
 torch = lazy_module("torch")
 views = lazy_module("scenes.kiva.views")
 mesh_render = lazy_module("kernels.mesh_render")
+images = lazy_module("kernels.images")
 
 MESHES = (".obj", ".ply", ".glb", ".gltf")
 IMAGES = (".png", ".jpg", ".jpeg", ".webp", ".bmp")
@@ -104,12 +105,11 @@ def user_objects(root: str, fingerprint: str) -> dict[str, tuple[str, object, Pa
 
 
 def _load_image(path: Path) -> np.ndarray:
-    """An object image as ``[H, W, 4]`` uint8: its own alpha when some pixel is transparent,
-    else the plain background (the border's colour) keyed out where it touches the border."""
-    with Image.open(path) as im:
-        im.load()
-        rgba = im.convert("RGBA")
-    a = np.asarray(rgba)
+    """An object image as ``[H, W, 4]`` uint8 (any mode, read by :func:`kernels.images.rgba8`):
+    its own alpha when some pixel is transparent, else the plain background (the border's
+    colour) keyed out where it touches the border."""
+    with images.open_image(path) as im:
+        a = images.rgba8(im)                     # 16-bit samples scaled, not clipped to white
     if (a[..., 3] < 255).any():
         if not (a[..., 3] > 127).any():
             raise UserError(f"kiva.objects: {path}: the image is fully transparent")
