@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from engine.cli import Command, positive_int, sampling_options, settings_of, writable_parent
-from engine.registry import protocols, runners
+from engine.registry import check_fit, get_protocol, protocols, resolve, runners
 
 
 def _eval_args(p) -> None:
@@ -33,10 +33,20 @@ def _protocol_list() -> str:
     return "protocols:\n" + "\n".join(rows) + ("\n\nfamily runners (--model):\n" + "\n".join(models) if models else "")
 
 
+def _check_protocol(a) -> None:
+    """Refuse, before any model is loaded or any file written, a ``--protocol`` that is not one
+    or that does not fit the family of every task ``a.pattern`` names (a :class:`UserError`
+    naming the protocol, the first task it does not fit and that task family's protocols);
+    returns None when it fits."""
+    check_fit(get_protocol(a.protocol), resolve(a.pattern, settings_of(a)))
+
+
 def _eval(a) -> int:
+    """``procvis eval``: returns the exit status (0)."""
     from .harness import evaluate           # torch, transformers: loaded when the command runs
     from .runners import make_runner
 
+    _check_protocol(a)
     runner = make_runner(a.model, a.seed, device=a.device, batch_size=a.batch_size)
     judge = make_runner(a.judge, a.seed, device=a.device, batch_size=a.batch_size) if a.judge else None
     rows = evaluate(a.pattern, runner, a.out, count=a.count, seed=a.seed, batch_size=a.batch_size, size=a.size,

@@ -2,14 +2,16 @@
 scored results.
 
 Every turn's reply is cached in ``DIR/cache.jsonl`` keyed by (sample id and task settings,
-runner, protocol, turn, image size), so an interrupted run resumes without asking the model
-again. Each family's section of ``summary.md`` comes from the report it registered.
-``DIR/results.json`` (one object per sample, scored on the protocol's chosen reply),
-``DIR/transcripts.jsonl`` (every turn), ``DIR/summary.md`` and ``DIR/accuracy.png`` are
-rewritten at the end. Every results row names the model and the protocol, so rows of several
-runs can be reported together. With a model ``judge``, every free-text final reply is also
-graded by the family's model judge (``model_judge`` in its row, cached like the turns); the
-family's reader stays the score and ``summary.md`` reports how often the two agree.
+turn, the turn's prompt, the runner's identity, protocol, image size), so an interrupted run
+resumes without asking the model again, and another model (a checkpoint of other contents,
+even in a folder of the same name) never reuses these replies. Each family's section of
+``summary.md`` comes from the report it registered. ``DIR/results.json`` (one object per
+sample, scored on the protocol's chosen reply), ``DIR/transcripts.jsonl`` (every turn),
+``DIR/summary.md`` and ``DIR/accuracy.png`` are rewritten at the end. Every results row
+names the model and the protocol, so rows of several runs can be reported together. With a
+model ``judge``, every free-text final reply is also graded by the family's model judge
+(``model_judge`` in its row, cached like the turns); the family's reader stays the score
+and ``summary.md`` reports how often the two agree.
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ from engine.registry import check_fit, get_family, get_protocol, get_task, panel
 from engine.replies import is_correct
 from engine.stats import chance, critical_accuracy, percent
 
-from .runners import answer_space
+from .runners import answer_space, runner_identity
 
 
 class _Cache:
@@ -52,13 +54,12 @@ class _Cache:
 
 def _converse(samples, protocol: Protocol, runner: Runner, cache: _Cache, size: int) -> list[list[Turn]]:
     """Run ``protocol`` on every sample, one batched runner call per round of turns. A turn
-    marked ``shared`` is asked once per batch (and cached once) whoever asks it."""
+    marked ``shared`` is asked once per batch (and cached once) whoever asks it. Returns each
+    sample's answered turns."""
+    model = runner_identity(runner)
+
     def key(i):
-        t = convs[i][-1]
-        s = samples[i]
-        ident = ["shared", t.shared] if t.shared else [s.id, len(convs[i]) - 1]
-        settings = [s.settings] if s.settings else []          # another image folder is another sample
-        return json.dumps([*ident, *settings, runner.name, protocol.name, size], sort_keys=True)
+        return _turn_key(samples[i], convs[i], model, protocol.name, size)
 
     images = render_samples(samples, size)
     convs = [[protocol.first(s, ims)] for s, ims in zip(samples, images)]
@@ -99,15 +100,29 @@ def _converse(samples, protocol: Protocol, runner: Runner, cache: _Cache, size: 
     return convs
 
 
+def _turn_key(sample, turns: list[Turn], model: str, protocol: str, size: int) -> str:
+    """The cache key of the last of ``turns`` of ``sample``: the sample (id and settings) and
+    turn index, or the shared turn's key, with a digest of the turn's prompt, the runner's
+    identity ``model``, the ``protocol`` name and the image ``size``."""
+    t = turns[-1]
+    ident = ["shared", t.shared] if t.shared else [sample.id, len(turns) - 1]
+    settings = [sample.settings] if sample.settings else []        # another image folder is another sample
+    prompt = hashlib.sha256(t.prompt.encode()).hexdigest()
+    return json.dumps([*ident, *settings, prompt, model, protocol, size], sort_keys=True)
+
+
 class _CachedJudge:
-    """``runner`` as a judge whose replies are kept in the run's cache, keyed by its name and
-    the judge prompt (which holds the graded answer)."""
+    """``runner`` as a judge whose replies are kept in the run's cache, keyed by its identity
+    and the judge prompt (which holds the graded answer)."""
 
     def __init__(self, runner: Runner, cache: _Cache):
         self.runner, self.cache, self.name = runner, cache, runner.name
+        self.identity = runner_identity(runner)
 
     def generate(self, requests: list[Request]) -> list[str]:
-        keys = [json.dumps(["judge", self.name, hashlib.sha256(r.prompt.encode()).hexdigest()]) for r in requests]
+        """One verdict reply per request, in order, from the cache or else asked of the judge."""
+        keys = [json.dumps(["judge", self.identity, hashlib.sha256(r.prompt.encode()).hexdigest()])
+                for r in requests]
         todo = {k: r for k, r in zip(keys, requests) if k not in self.cache.replies}
         if todo:
             replies = self.runner.generate(list(todo.values()))

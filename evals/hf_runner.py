@@ -10,19 +10,27 @@ that means families whose image processor has a numpy/PIL backend chosen by
 processors whose video slot needs torchvision (Qwen2-VL, Qwen2.5-VL, SmolVLM) fail to load
 there and need a machine with torchvision, where the fast processors take the tensors
 directly.
+
+A runner's ``identity`` is what its replies depend on: a sha256 over the checkpoint's files
+(config, weights, tokenizer, processor; hashed once per file path, size and modification
+time in a process) and the generation settings. The evaluation cache keys on it, so
+another checkpoint in a folder of the same name never reuses these replies.
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import torch
 
 from engine.errors import UserError
+from engine.digests import checkpoint_digest
 from engine.protocol import Request
 
 
 class HFRunner:
-    """``generate(requests)`` with a local checkpoint at ``path``."""
+    """``generate(requests)`` with a local checkpoint at ``path``; ``identity`` names its
+    checkpoint's contents and generation settings (see the module docstring)."""
 
     def __init__(self, path: str | Path, device: str = "cpu", batch_size: int = 8, max_new_tokens: int = 32,
                  dtype: torch.dtype = torch.float32):
@@ -42,6 +50,8 @@ class HFRunner:
         self.batch_size = int(batch_size)
         self.max_new_tokens = int(max_new_tokens)
         self.name = f"hf:{path.name}"
+        self.identity = "hf " + json.dumps({"checkpoint": checkpoint_digest(path), "dtype": str(dtype),
+                                            "max_new_tokens": self.max_new_tokens, "do_sample": False}, sort_keys=True)
 
     def prompt(self, r: Request) -> str:
         """The chat-templated text of the whole conversation, ending with the generation cue."""

@@ -3,7 +3,9 @@ value into a runner.
 
 A runner is anything with ``name`` and ``generate(requests) -> list[str]`` (one reply per
 request, in order; the contract is :class:`engine.protocol.Runner`). Protocols build
-requests; runners never see tasks; scoring reads replies.
+requests; runners never see tasks; scoring reads replies. A runner may also state an
+``identity``, a string naming everything its replies depend on (a checkpoint's contents and
+the generation settings); the evaluation cache keys on it (see :func:`runner_identity`).
 """
 from __future__ import annotations
 
@@ -81,6 +83,17 @@ class OracleRunner:
 
     def generate(self, requests: list[Request]) -> list[str]:
         return [r.gold for r in requests]
+
+
+def runner_identity(runner: Runner) -> str:
+    """What the evaluation cache keys ``runner``'s replies on: its ``identity`` when it states
+    one, else its ``name`` with its class's module and qualified name (so two runner classes
+    sharing a name keep their replies apart)."""
+    identity = getattr(runner, "identity", None)
+    if isinstance(identity, str) and identity:
+        return identity
+    cls = type(runner)
+    return f"{runner.name} ({cls.__module__}.{cls.__qualname__})"
 
 
 def make_runner(model: str, seed: int = 0, device: str = "cpu", batch_size: int = 8) -> Runner:

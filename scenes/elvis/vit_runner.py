@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import hashlib
+import json
 import re
 from collections import OrderedDict
 from pathlib import Path
@@ -54,6 +55,12 @@ class ViTRunner:
         self.trained: OrderedDict[str, dict] = OrderedDict()
         self.keep = keep
         self.name = f"vit-{'pretrained' if weights else 'scratch'}-{seed}"
+        # what the replies depend on: the starting weights' contents and the training settings
+        from engine.digests import checkpoint_digest
+
+        start = checkpoint_digest(weights) if weights else json.dumps({**VIT_B16, **(config or {})}, sort_keys=True)
+        self.identity = "vit " + json.dumps({"start": start, "epochs": epochs, "lr": lr, "weight_decay": weight_decay,
+                                             "seed": seed}, sort_keys=True)
 
     def _pixels(self, images) -> torch.Tensor:
         x = torch.stack([im.to(self.device) for im in images]).float() / 255.0
