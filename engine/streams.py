@@ -1,14 +1,45 @@
-"""``stream``: an endless (or bounded) torch ``IterableDataset`` of rendered batches.
+"""``stream``: an endless (or bounded) torch ``IterableDataset`` of rendered batches that fits
+a training loop.
 
-Sample ``i`` of the stream is ``(tasks[i % T], index = offset + i // T)``: tasks are
-interleaved round-robin. Batches ``[j*B, (j+1)*B)`` are dealt to the global workers
-``w = rank * num_workers + worker_id`` as ``j % (world_size * num_workers) == w``, so the
-ranks and DataLoader workers together cover the stream exactly once, and what a batch
-holds never depends on how many of them there are.
+The contract:
+
+* **Samples.** Sample ``i`` of the stream is ``(tasks[i % T], index = offset + i // T)``:
+  tasks are interleaved round-robin. Batch ``j`` holds samples ``[j*B, (j+1)*B)`` (the last
+  batch of a bounded stream may be shorter). What a batch holds never depends on how many
+  ranks or DataLoader workers read the stream.
+* **Dealing.** Batches are dealt to ranks first, then to each rank's DataLoader workers:
+  rank ``r`` of ``world`` takes batches ``r, r + world, r + 2*world, ...`` (its ``k``-th
+  batch is ``r + k*world``), and worker ``w`` of ``K`` takes that rank's ``k``-th batches
+  with ``k % K == w``. Which batches a rank gets never depends on its worker count.
+* **Equal batches per rank.** A bounded stream of ``N`` batches gives every rank
+  ``ceil(N / world)`` of them: the ranks short of a batch wrap around to the stream's first
+  batches (``(r + k*world) % N``, as ``DistributedSampler`` pads by repeating), so no rank
+  waits on another in a collective. ``drop_last=True`` gives every rank
+  ``floor(N / world)`` batches instead and never repeats one. With one rank nothing repeats
+  or drops.
+* **Splitting.** When a ``torch.distributed`` process group is initialised each rank reads
+  only its share (``split=True``, the default), even when only one rank iterates (a
+  validation loop on rank 0 sees ``1/world`` of the stream). ``split=False`` reads the whole
+  stream on every rank on purpose; DataLoader workers of one process still share it.
+* **One image shape.** ``shape="fit"`` (the default) puts every sample's image (panels
+  rendered at ``size`` and stitched side by side) on one canvas ``size`` (``H x W``):
+  scaled down to fit with its aspect kept, centred, the margins white. Every batch of the
+  stream is then ``[B, 3, H, W]``, whatever the tasks' panel counts and extents; a square
+  one-panel sample is left untouched. ``shape="pad"`` keeps each image's native size and pads
+  a batch to its largest image in white (shapes then differ between batches).
+* **Labels.** A task whose answers come from a declared set (the options of a choice, else
+  the exact answer distribution it declares) has that list in ``stream.label_map[task]``;
+  a batch's ``label`` is the index of each answer in its task's list, ``-1`` for tasks with
+  open answers (counts, words, lists).
+* **Threads.** A DataLoader worker sets ``torch.set_num_threads(threads or 1)`` when it
+  starts iterating; the main process is left alone unless ``threads`` is given.
+* **Device.** ``device`` is checked when the stream is made: a bad or unavailable device
+  raises :class:`engine.errors.UserError` naming it and the devices available.
 """
 from __future__ import annotations
 
 import itertools
+import numbers
 
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
@@ -20,8 +51,11 @@ from .errors import UserError
 from .registry import get_task, resolve, run_settings
 from .outputs import render_samples
 
+SHAPE_POLICIES = ("fit", "pad")
+
 
 def _rank_world() -> tuple[int, int]:
+    """``(rank, world_size)`` of the initialised process group, else ``(0, 1)``."""
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized():
@@ -29,67 +63,190 @@ def _rank_world() -> tuple[int, int]:
     return 0, 1
 
 
+def _available_devices() -> list[str]:
+    """The device names this torch build can use here, e.g. ``["cpu", "cuda:0"]``."""
+    out = ["cpu"]
+    if torch.cuda.is_available():
+        out += [f"cuda:{i}" for i in range(torch.cuda.device_count())]
+    mps = getattr(torch.backends, "mps", None)
+    if mps is not None and mps.is_available():
+        out.append("mps")
+    return out
+
+
+def check_device(device) -> torch.device:
+    """``device`` parsed as a :class:`torch.device`; raises a one-line :class:`UserError`
+    naming it and the available devices when it is not a device or not usable here."""
+    available = _available_devices()
+    try:
+        dev = torch.device(device)
+    except (RuntimeError, TypeError, ValueError):
+        raise UserError(f"device={device!r} is not a device name; available: {', '.join(available)}") from None
+    if dev.type == "cpu":
+        return dev
+    if dev.type == "cuda":
+        ok = torch.cuda.is_available() and (dev.index is None or dev.index < torch.cuda.device_count())
+    else:
+        ok = dev.type == "mps" and "mps" in available and dev.index in (None, 0)
+    if not ok:
+        raise UserError(f"device={device!r} is not available here; available: {', '.join(available)}")
+    return dev
+
+
+def _check_args(batch_size, count, panels, shape, threads) -> None:
+    """Raise :class:`UserError` naming the first bad argument of :func:`stream`."""
+    if int(batch_size) != batch_size or batch_size <= 0:
+        raise UserError(f"batch_size={batch_size!r} must be a positive integer")
+    if count is not None and (int(count) != count or count <= 0):
+        raise UserError(f"count={count!r} must be a positive integer or None (endless)")
+    if panels not in ("stitch", "first"):
+        raise UserError(f"panels={panels!r}; allowed: stitch, first")
+    if shape not in SHAPE_POLICIES:
+        raise UserError(f"shape={shape!r}; allowed: {', '.join(SHAPE_POLICIES)}")
+    if threads is not None and (isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or threads <= 0):
+        raise UserError(f"threads={threads!r} must be a positive integer or None")
+
+
 class SampleStream(IterableDataset):
-    """Rendered batches of the tasks matching ``pattern``; see :func:`stream`."""
+    """Rendered batches of the tasks matching ``pattern``; see :func:`stream` and the module
+    docstring for the contract."""
 
     def __init__(self, pattern: str, seed: int = 0, batch_size: int = 32, size=224, device="cpu",
-                 count: int | None = None, offset: int = 0, panels: str = "stitch", settings: dict | None = None):
-        if int(batch_size) != batch_size or batch_size <= 0:
-            raise UserError(f"batch_size={batch_size!r} must be a positive integer")
-        if count is not None and (int(count) != count or count <= 0):
-            raise UserError(f"count={count!r} must be a positive integer or None (endless)")
-        if panels not in ("stitch", "first"):
-            raise UserError(f"panels={panels!r}; allowed: stitch, first")
+                 count: int | None = None, offset: int = 0, panels: str = "stitch", settings: dict | None = None,
+                 *, shape: str = "fit", split: bool = True, drop_last: bool = False, threads: int | None = None):
+        _check_args(batch_size, count, panels, shape, threads)
+        self.size = canvas_size(size)
+        check_device(device)
         bound = resolve(pattern, settings)
         self.tasks = [t.id for t in bound]
         self.settings = run_settings(bound)       # resolved here, so every worker draws the same samples
         self._task_objs = None
+        self._answers: dict[str, list[str]] = {}
         self.seed, self.batch_size, self.count, self.offset = int(seed), int(batch_size), count, int(offset)
-        self.size = canvas_size(size)
-        self.device = device
-        self.panels = panels
+        self.device, self.panels, self.shape = device, panels, shape
+        self.split, self.drop_last = bool(split), bool(drop_last)
+        self.threads = None if threads is None else int(threads)
+
+    def _task(self, t: int):
+        """The bound :class:`engine.task.Task` ``tasks[t]`` (looked up once per process)."""
+        if self._task_objs is None:
+            self._task_objs = [get_task(tid, self.settings) for tid in self.tasks]
+        return self._task_objs[t]
 
     def item(self, i: int):
-        """The sample at stream position ``i``."""
-        if self._task_objs is None:
-            self._task_objs = [get_task(t, self.settings) for t in self.tasks]
+        """The :class:`engine.sample.Sample` at stream position ``i``."""
         T = len(self.tasks)
-        return self._task_objs[i % T].sample(self.seed, self.offset + i // T)
+        return self._task(i % T).sample(self.seed, self.offset + i // T)
+
+    def answers(self, t: int) -> list[str]:
+        """The answer texts task ``tasks[t]`` declares (its options, else its exact answer
+        distribution; ``[]`` for open answers), read from its sample ``(0, 0)`` so that every
+        seed and offset shares them."""
+        tid = self.tasks[t]
+        if tid not in self._answers:
+            task = self._task(t)
+            ref = task.sample(0, 0)
+            declared = list(ref.options or []) or list(task.answer_distribution or {})
+            self._answers[tid] = [] if task.open_answer else [str(a) for a in declared]
+        return self._answers[tid]
+
+    @property
+    def label_map(self) -> dict[str, list[str]]:
+        """``{task id: [answer text, ...]}``: batch ``label`` ``k`` of a sample of task ``t``
+        stands for ``label_map[t][k]``; ``[]`` for tasks with open answers (label ``-1``)."""
+        return {tid: list(self.answers(t)) for t, tid in enumerate(self.tasks)}
+
+    def _labels(self, positions, samples) -> torch.Tensor:
+        """``[B]`` int64: each sample's answer index in its task's list, ``-1`` when open."""
+        T = len(self.tasks)
+        out = []
+        for i, s in zip(positions, samples):
+            answers = self.answers(i % T)
+            out.append(answers.index(s.answer_text) if s.answer_text in answers else -1)
+        return torch.tensor(out, dtype=torch.long)
 
     def batch(self, j: int) -> dict:
-        """Batch ``j`` of the stream: ``images [B,3,H,W]`` uint8 on ``device`` plus text fields."""
+        """Batch ``j`` of the stream: ``images`` ``[B,3,H,W]`` uint8 on ``device`` (``H, W`` =
+        ``size`` under ``shape="fit"``), ``label`` and ``index`` ``[B]`` int64, and lists ``id``,
+        ``task``, ``question``, ``answer``, ``answer_type``."""
         lo = j * self.batch_size
         hi = lo + self.batch_size if self.count is None else min(lo + self.batch_size, self.count)
-        samples = [self.item(i) for i in range(lo, hi)]
+        positions = range(lo, hi)
+        samples = [self.item(i) for i in positions]
         # a panel keeps its own extent (a Bongard collage, Percept-V's tall rows and wide
-        # strips), as evaluations show it
+        # strips), as evaluations show it; "fit" then scales the whole image onto the canvas
         imgs = render_samples(samples, self.size, device=self.device, first=self.panels == "first")
         out = [ims[0] if len(ims) == 1 else _side_by_side(ims) for ims in imgs]
-        if any(o.shape != out[0].shape for o in out):
+        if self.shape == "fit":
+            out = _fit(out, self.size)
+        elif any(o.shape != out[0].shape for o in out):
             H, W = max(o.shape[1] for o in out), max(o.shape[2] for o in out)
             out = [torch.nn.functional.pad(o, (0, W - o.shape[2], 0, H - o.shape[1]), value=255) for o in out]
-        return {"images": torch.stack(out), "id": [s.id for s in samples], "task": [s.task for s in samples],
+        return {"images": torch.stack(out), "label": self._labels(positions, samples),
+                "id": [s.id for s in samples], "task": [s.task for s in samples],
                 "index": torch.tensor([s.index for s in samples]), "question": [s.question for s in samples],
                 "answer": [s.answer_text for s in samples], "answer_type": [s.answer_type for s in samples]}
 
     def num_batches(self) -> int | None:
+        """Batches in the whole bounded stream (``None`` when endless)."""
         return None if self.count is None else -(-self.count // self.batch_size)
+
+    def batches_per_rank(self, world: int | None = None) -> int | None:
+        """Batches each of ``world`` ranks reads (default: the process group's size, or 1
+        when ``split=False``); ``None`` when endless."""
+        n = self.num_batches()
+        world = world if world is not None else (_rank_world()[1] if self.split else 1)
+        if n is None:
+            return None
+        return n // world if self.drop_last else -(-n // world)
+
+    def rank_batches(self, rank: int, world: int):
+        """The batch indices rank ``rank`` of ``world`` reads, in order (an endless iterator
+        for an endless stream)."""
+        n = self.num_batches()
+        if n is None:
+            return itertools.count(rank, world)
+        return ((rank + k * world) % n for k in range(self.batches_per_rank(world)))
 
     def __iter__(self):
         info = get_worker_info()
         wid, nw = (info.id, info.num_workers) if info is not None else (0, 1)
-        rank, world = _rank_world()
-        me, total = rank * nw + wid, world * nw
-        stop = self.num_batches()
-        js = itertools.count(me, total) if stop is None else range(me, stop, total)
-        for j in js:
+        if self.threads is not None or info is not None:
+            torch.set_num_threads(self.threads or 1)
+        rank, world = _rank_world() if self.split else (0, 1)
+        for j in itertools.islice(self.rank_batches(rank, world), wid, None, nw):
             yield self.batch(j)
+
+
+def _fit(images: list[torch.Tensor], hw: tuple[int, int]) -> list[torch.Tensor]:
+    """Each ``[3,h,w]`` uint8 image on a white ``[3,H,W]`` canvas ``hw``: scaled (aspect kept,
+    antialiased) to fit and centred; an image already ``H x W`` is returned unchanged. Images
+    of one shape are scaled together (a few tensor operations per batch, not per image: each
+    one costs a thread-pool wake-up right after rendering); each result is the same as alone."""
+    H, W = hw
+    out = list(images)
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, im in enumerate(images):
+        if tuple(im.shape[1:]) != (H, W):
+            groups.setdefault(tuple(im.shape[1:]), []).append(i)
+    for (h, w), idx in groups.items():
+        s = min(H / h, W / w)
+        nh, nw = max(1, min(H, round(h * s))), max(1, min(W, round(w * s)))
+        x = torch.stack([images[i] for i in idx])
+        if (nh, nw) != (h, w):
+            x = torch.nn.functional.interpolate(x.float(), size=(nh, nw), mode="bilinear", antialias=True,
+                                                align_corners=False).round_().clamp_(0, 255).to(torch.uint8)
+        top, left = (H - nh) // 2, (W - nw) // 2
+        x = torch.nn.functional.pad(x, (left, W - nw - left, top, H - nh - top), value=255)
+        for i, im in zip(idx, x):
+            out[i] = im
+    return out
 
 
 def _side_by_side(images: list[torch.Tensor], gap: int = 8) -> torch.Tensor:
     """Panels ``[3,h,w]`` of one sample in a row, as :func:`kernels.layout.stitch` lays out
     panels of one shape; panels of other shapes (a collage and its panels) are padded below
-    to the tallest, in white."""
+    to the tallest, in white. Returns ``[3, max h, sum w + gaps]``."""
     if all(im.shape == images[0].shape for im in images):
         return stitch(torch.stack(images), gap=gap)
     H = max(im.shape[1] for im in images)
@@ -102,15 +259,24 @@ def _side_by_side(images: list[torch.Tensor], gap: int = 8) -> torch.Tensor:
 
 
 def stream(pattern: str, seed: int = 0, batch_size: int = 32, size=224, device="cpu", count: int | None = None,
-           offset: int = 0, panels: str = "stitch", settings: dict | None = None) -> SampleStream:
+           offset: int = 0, panels: str = "stitch", settings: dict | None = None, *, shape: str = "fit",
+           split: bool = True, drop_last: bool = False, threads: int | None = None) -> SampleStream:
     """An ``IterableDataset`` yielding dicts of rendered batches of the tasks matching ``pattern``.
 
     Each item: ``images`` ``[B,3,H,W]`` uint8 on ``device`` (several panels are stitched side
-    by side, or ``panels="first"`` keeps the first), and lists ``id``, ``task``,
-    ``question``, ``answer``, ``answer_type`` and tensor ``index``. Endless unless ``count``
-    (total samples) is given. Use it with ``DataLoader(ds, batch_size=None, num_workers=K)``;
-    under ``torchrun`` each rank takes its own share. With DataLoader workers keep
-    ``device="cpu"`` and move batches in the main process. ``settings``: family settings
-    (qualified names, e.g. ``{"jigsaw.images": "/data/photos"}``).
+    by side, or ``panels="first"`` keeps the first; ``shape="fit"`` puts every image on the
+    ``size`` canvas, ``"pad"`` pads a batch to its largest image), ``label`` ``[B]`` int64
+    (the answer's index in ``stream.label_map[task]``, ``-1`` for open answers), ``index``
+    ``[B]`` int64 and lists ``id``, ``task``, ``question``, ``answer``, ``answer_type``.
+    Endless unless ``count`` (total samples) is given. Use it with
+    ``DataLoader(ds, batch_size=None, num_workers=K)``; under ``torchrun`` each rank takes
+    its own share (``split=False``: every rank reads everything), and a bounded stream gives
+    every rank the same number of batches (wrapping around, or ``drop_last=True``). With
+    DataLoader workers keep ``device="cpu"`` and move batches in the main process. Workers
+    use ``threads`` (default 1) torch threads; the main process only when ``threads`` is
+    given. ``settings``: family settings (qualified names, e.g.
+    ``{"jigsaw.images": "/data/photos"}``). Raises :class:`UserError` for a bad argument or
+    an unavailable ``device``.
     """
-    return SampleStream(pattern, seed, batch_size, size, device, count, offset, panels, settings)
+    return SampleStream(pattern, seed, batch_size, size, device, count, offset, panels, settings,
+                        shape=shape, split=split, drop_last=drop_last, threads=threads)

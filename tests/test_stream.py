@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch.utils.data import DataLoader
 
-from engine.streams import stream
+from engine.streams import SampleStream, stream
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,7 +60,7 @@ def test_stream_is_endless_by_default_and_rejects_bad_settings():
 
 
 def test_multi_panel_samples_are_stitched():
-    batch = next(iter(stream("shapes/same_shape", batch_size=2, size=32)))
+    batch = next(iter(stream("shapes/same_shape", batch_size=2, size=32, shape="pad")))
     assert batch["images"].shape == (2, 3, 32, 2 * 32 + 8)
 
 
@@ -69,7 +69,8 @@ def test_torchrun_ranks_cover_the_stream_disjointly():
     r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", "29533",
                         str(ROOT / "tests" / "dist_stream.py")], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
-    assert "COVERAGE OK 29" in r.stdout
+    assert "COVERAGE OK 29 batches 8 8" in r.stdout, r.stdout
+    assert "UNSPLIT OK 29 29" in r.stdout, r.stdout
 
 
 def test_panels_keep_their_own_shape_in_a_stream():
@@ -77,11 +78,123 @@ def test_panels_keep_their_own_shape_in_a_stream():
     from engine.outputs import render_samples
     from engine.registry import get_task
 
-    batch = next(iter(stream("perceptv/colours_present", seed=2, batch_size=2, size=96, count=2)))
+    batch = next(iter(stream("perceptv/colours_present", seed=2, batch_size=2, size=96, count=2, shape="pad")))
     assert batch["images"].shape == (2, 3, 128, 96)
     first = get_task("perceptv/colours_present").sample(2, 0)
     assert torch.equal(batch["images"][0], render_samples([first], 96)[0][0])
-    tall = next(iter(stream("perceptv/match_shadow", seed=0, batch_size=1, size=64, count=1, offset=40)))
+    tall = next(iter(stream("perceptv/match_shadow", seed=0, batch_size=1, size=64, count=1, offset=40, shape="pad")))
     assert tall["images"].shape[2:] == (16 * 6, 2 * 16 + 8)        # 5 rows: 6 rows of 16 px, two panels
-    mixed = next(iter(stream("bongard/classic/number/three_vs_five", batch_size=1, size=24, count=1)))
+    mixed = next(iter(stream("bongard/classic/number/three_vs_five", batch_size=1, size=24, count=1, shape="pad")))
     assert mixed["images"].shape[2] > 24                              # the wide collage, its panels padded below
+
+
+def test_fit_gives_every_batch_of_a_mixed_panel_pattern_one_shape():
+    # shapes/same_shape has two panels: padded, a batch holding one is 40 x 88, the first is 40 x 40
+    fit = list(stream("shapes/*", seed=3, batch_size=7, size=40, count=20))
+    assert {tuple(b["images"].shape[1:]) for b in fit} == {(3, 40, 40)}
+    wide = list(stream("shapes/*", seed=3, batch_size=7, size=40, count=20, shape="pad"))
+    assert [tuple(b["images"].shape[1:]) for b in wide] == [(3, 40, 40), (3, 40, 88), (3, 40, 88)]
+    for f, p in zip(fit, wide):
+        for k, task in enumerate(f["task"]):
+            if task == "shapes/same_shape":          # scaled onto the canvas, centred, white above and below
+                img = f["images"][k]
+                assert (img[:, :10] == 255).all() and (img[:, -10:] == 255).all() and (img[:, 12:28] < 255).any()
+            else:                                    # a square one-panel image is left as rendered
+                assert torch.equal(f["images"][k], p["images"][k][:, :40, :40])
+    rect = next(iter(stream("shapes/same_shape", batch_size=2, size=(30, 50), count=2)))
+    assert rect["images"].shape == (2, 3, 30, 50)
+
+
+def test_fitted_batches_do_not_depend_on_batch_size():
+    small = _collect(stream("shapes/*", seed=5, batch_size=3, size=36, count=20))
+    big = _collect(stream("shapes/*", seed=5, batch_size=20, size=36, count=20))
+    assert small.keys() == big.keys() and all(torch.equal(small[k], big[k]) for k in small)
+
+
+def test_labels_index_the_label_map():
+    ds = stream("shapes/*", seed=6, batch_size=10, size=16, count=40)
+    label_map = ds.label_map
+    assert label_map["shapes/same_shape"] == ["yes", "no"] and len(label_map["shapes/gallery"]) == 21
+    assert label_map["shapes/count/star"] == [] and label_map["shapes/colours"] == []
+    assert stream("shapes/*", seed=99, offset=500).label_map == label_map      # one map for every seed and offset
+    seen = set()
+    for b in ds:
+        assert b["label"].dtype == torch.long and b["label"].shape == (len(b["id"]),)
+        for task, label, answer in zip(b["task"], b["label"].tolist(), b["answer"]):
+            if label_map[task]:
+                assert label_map[task][label] == answer
+                seen.add(task)
+            else:
+                assert label == -1
+    assert seen == {"shapes/same_shape", "shapes/gallery"}
+    jig = stream("jigsaw/connection", batch_size=4, size=32, count=4, settings={"jigsaw.images": "generated:12"})
+    assert jig.label_map == {"jigsaw/connection": ["A", "B", "C"]}
+
+
+def _rank_ids(monkeypatch, world, workers=0, **kw):
+    """Per simulated rank of ``world``: the list of batches (each a list of sample ids)."""
+    out = []
+    for rank in range(world):
+        monkeypatch.setattr("engine.streams._rank_world", lambda rank=rank: (rank, world))
+        ds = stream("shapes/*", seed=7, batch_size=2, size=16, count=9, **kw)       # 5 batches
+        out.append([b["id"] for b in DataLoader(ds, batch_size=None, num_workers=workers)])
+    return out
+
+
+@pytest.mark.parametrize("world", [2, 3])
+def test_bounded_streams_give_every_rank_the_same_number_of_batches(monkeypatch, world):
+    whole = [b["id"] for b in stream("shapes/*", seed=7, batch_size=2, size=16, count=9)]
+    assert len(whole) == 5
+    shares = _rank_ids(monkeypatch, world)
+    assert [len(s) for s in shares] == [-(-5 // world)] * world
+    flat = [b for s in shares for b in s]
+    assert sorted(map(tuple, flat)) == sorted(map(tuple, whole + whole[:len(flat) - 5]))   # wrapped to the start
+    assert shares == _rank_ids(monkeypatch, world, workers=2)          # a rank's share ignores its worker count
+    dropped = _rank_ids(monkeypatch, world, drop_last=True)
+    assert [len(s) for s in dropped] == [5 // world] * world
+    flat = [tuple(b) for s in dropped for b in s]
+    assert len(set(flat)) == len(flat) == 5 // world * world
+    ds = stream("shapes/*", batch_size=2, count=9, drop_last=True)
+    assert ds.num_batches() == 5 and ds.batches_per_rank(world) == 5 // world
+
+
+def test_unsplit_streams_read_everything_on_every_rank(monkeypatch):
+    whole = [s for b in stream("shapes/*", seed=7, batch_size=2, size=16, count=9) for s in b["id"]]
+    for rank in range(3):
+        monkeypatch.setattr("engine.streams._rank_world", lambda rank=rank: (rank, 3))
+        mine = [s for b in stream("shapes/*", seed=7, batch_size=2, size=16, count=9) for s in b["id"]]
+        assert len(mine) < len(whole)                                  # split by default under a process group
+        ds = stream("shapes/*", seed=7, batch_size=2, size=16, count=9, split=False)
+        assert [s for b in DataLoader(ds, batch_size=None, num_workers=2) for s in b["id"]] == whole
+
+
+class _Threads(SampleStream):
+    def batch(self, j):
+        return {"threads": torch.get_num_threads()}
+
+
+def test_workers_set_their_own_torch_threads():
+    ds = _Threads("shapes/colours", count=4, batch_size=1)
+    assert {b["threads"] for b in DataLoader(ds, batch_size=None, num_workers=2)} == {1}
+    ds = _Threads("shapes/colours", count=4, batch_size=1, threads=2)
+    assert {b["threads"] for b in DataLoader(ds, batch_size=None, num_workers=2)} == {2}
+    before = torch.get_num_threads()
+    try:
+        assert [b["threads"] for b in _Threads("shapes/colours", count=1, batch_size=1)] == [before]
+        assert [b["threads"] for b in _Threads("shapes/colours", count=1, batch_size=1, threads=1)] == [1]
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="needs a build without CUDA")
+@pytest.mark.parametrize("device", ["cuda", "cuda:1", "gpu", "mps", "xla"])
+def test_an_unavailable_device_is_a_one_line_user_error(device):
+    from engine.errors import UserError
+
+    with pytest.raises(UserError) as err:
+        stream("shapes/colours", device=device)
+    msg = str(err.value)
+    assert "\n" not in msg and repr(device) in msg and "available: cpu" in msg
+    for bad in ({"shape": "square"}, {"threads": 0}):
+        with pytest.raises(UserError, match=next(iter(bad))):
+            stream("shapes/colours", **bad)
