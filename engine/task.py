@@ -34,6 +34,7 @@ class Task:
     reader: Reader | None = field(default=None, repr=False)   # reply, sample -> Parsed
     open_answer: bool = False                 # free text graded by a judge: no answer distribution, chance 0
     settings: dict | None = None              # the family's settings (None: the family has none)
+    overall: bool = True                      # counts in its family's overall (the paper may leave a task out)
 
     @property
     def root(self) -> str:

@@ -265,7 +265,7 @@ def summarise(results: list[dict], tasks=()) -> dict:
         rows[task] = {"n": n, "accuracy": sum(r["correct"] for r in rs) / n,
                       "format_errors": sum(r["format_error"] for r in rs) / n, "chance": p0,
                       "critical": critical_accuracy(n, p0) if 0 < p0 < 1 else float("nan"),
-                      "open_answer": bool(t.open_answer)}
+                      "open_answer": bool(t.open_answer), "overall": bool(t.overall)}
     return rows
 
 
@@ -279,7 +279,9 @@ def _critical(level: float) -> str:
 
 def to_markdown(rows: dict, runner: str, pattern: str, count: int, seed: int, protocol: str = "direct") -> str:
     """The head of ``summary.md``: one row per task, then one per family (chance and its
-    test printed as ``—`` for free-text answers, and left out of a family's mean chance)."""
+    test printed as ``—`` for free-text answers, and left out of a family's mean chance; tasks
+    registered outside their family's overall, like Jigsaw's order generation, are left out of
+    both means and counted apart)."""
     lines = [f"# Evaluation of `{runner}` on `{pattern}`", "",
              f"{count} samples per task, seed {seed}, protocol `{protocol}`. Chance is the accuracy of a guess "
              "drawn from the task's answer distribution, scored by the task's reader; *p<0.05* is the accuracy needed to "
@@ -296,9 +298,12 @@ def to_markdown(rows: dict, runner: str, pattern: str, count: int, seed: int, pr
         families.setdefault(task.split("/")[0], []).append(r)
     lines += ["", "| family | tasks | mean accuracy % | mean chance % |", "|---|---|---|---|"]
     for fam, rs in sorted(families.items()):
-        closed = [r["chance"] for r in rs if not r.get("open_answer", False)]
+        counted = [r for r in rs if r.get("overall", True)] or rs
+        closed = [r["chance"] for r in counted if not r.get("open_answer", False)]
         mean_chance = f"{percent(sum(closed) / len(closed)):.2f}" if closed else OPEN
-        lines.append(f"| {fam} | {len(rs)} | {percent(sum(r['accuracy'] for r in rs) / len(rs)):.2f} | {mean_chance} |")
+        tasks = f"{len(counted)}" + (f" (+{len(rs) - len(counted)} outside the overall)" if len(counted) < len(rs) else "")
+        lines.append(f"| {fam} | {tasks} | {percent(sum(r['accuracy'] for r in counted) / len(counted)):.2f} | "
+                     f"{mean_chance} |")
     return "\n".join(lines) + "\n"
 
 

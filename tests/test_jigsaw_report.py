@@ -9,7 +9,8 @@ def _rows(n: int, right: dict[str, int], model="m") -> list[dict]:
     out = []
     for _, tid in COLUMNS + (("OG", OPEN),):
         k = right.get(tid, 0)
-        out += [{"task": tid, "correct": i < k, "model": model, "protocol": "direct"} for i in range(n)]
+        out += [{"task": tid, "correct": i < k, "format_error": False, "model": model, "protocol": "direct"}
+                for i in range(n)]
     return out
 
 
@@ -47,3 +48,11 @@ def test_few_items_never_print_a_threshold_above_100_percent_and_missing_columns
 def test_the_family_registers_the_report():
     text = get_family("jigsaw").reporter(_rows(4, {}), None, "run")
     assert text.startswith("## Jigsaw-Puzzles") and "Overall" in text
+
+
+def test_the_summary_family_row_is_the_papers_overall():
+    from evals.harness import summarise, to_markdown
+
+    text = to_markdown(summarise(_rows(1100, {})), "m", "jigsaw/*", 1100, 0)
+    row = next(_cells(line) for line in text.splitlines() if line.startswith("| jigsaw |"))
+    assert row[1] == "7 (+1 outside the overall)" and row[3] == "30.21"

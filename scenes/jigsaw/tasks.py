@@ -374,7 +374,7 @@ def order_restoration(rng, index, settings):
                       "rejected": rejected})
 
 
-@FAMILY.task("jigsaw/order_generation", rank=7,
+@FAMILY.task("jigsaw/order_generation", rank=7, overall=False,
                answer_distribution={_fmt([p.index(r) + 1 for r in range(4)]): 1 / 23 for p in PERMUTATIONS[1:]})
 def order_generation(rng, index, settings):
     """Write the order that puts the shuffled quarters back, as a list."""
