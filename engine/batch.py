@@ -10,6 +10,8 @@ import torch
 
 from kernels.primitives import Primitives
 
+from .canvas import BUDGET_ENV, gib, memory_budget
+from .errors import UserError
 from .scene import Primitive, Scene, parse_color
 
 
@@ -31,6 +33,11 @@ class SceneBatch:
 
     def __len__(self) -> int:
         return self.background.shape[0]
+
+    def slice(self, a: int, b: int) -> "SceneBatch":
+        """Scenes ``a..b-1`` of the batch (views, sharing the sprite atlas)."""
+        return SceneBatch(Primitives(*(t[a:b] for t in self.primitives)), self.background[a:b], self.sprites,
+                          self.sprite_hw)
 
     @classmethod
     def from_scenes(cls, scenes: Sequence[Scene]) -> "SceneBatch":
@@ -68,6 +75,7 @@ class SceneBatch:
         _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
         groups = [(vcol[f], np.nonzero(inverse == g)[0]) for g, f in enumerate(first) if vcol[f] is not None]
         V = max((len(v) for v, _ in groups), default=1)
+        _check_padding(B, N, V)
         verts = np.zeros((B, N, V, 2), np.float32)
         nverts = np.zeros((B, N), np.int64)
         bounds = np.tile(np.array([-1, -1, 1, 1], np.float32), (B, N, 1))
@@ -86,6 +94,20 @@ class SceneBatch:
         background = torch.tensor([parse_color(s.background) for s in scenes], dtype=torch.float32).reshape(B, 3)
         sprites, hw = _pack_sprites(sprites_flat)
         return cls(prims_t, background, sprites, hw)
+
+
+PADDED_BYTES = 96             # per primitive slot besides its vertices: the other columns and prepared data
+
+
+def _check_padding(B: int, N: int, V: int) -> None:
+    """Refuse a batch whose padded columns (``B`` scenes x ``N`` slots x ``V`` vertices of 8
+    bytes, every slot padded to the longest outline) would exceed the memory budget."""
+    need = B * N * (8 * V + PADDED_BYTES)
+    budget = memory_budget()
+    if need > budget:
+        raise UserError(f"a batch of {B} scenes with up to {N} primitives and {V} vertices per outline needs "
+                        f"{gib(need)} once padded, over the memory budget of {gib(budget)}; render fewer scenes at "
+                        f"a time or set {BUDGET_ENV} if the machine has the memory")
 
 
 def _unique_sprites(scenes) -> list:

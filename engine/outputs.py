@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import hashlib
+import itertools
 import json
 import math
 import multiprocessing
@@ -51,7 +52,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .canvas import canvas_size
+from .canvas import BUDGET_ENV, WORKER_BASE_BYTES, canvas_size, gib, images_per_batch, memory_budget
 from .errors import Interrupted, OutputError, UserError
 from .registry import family_of, get_family, get_task, resolve, run_settings
 from .rendering import render
@@ -64,6 +65,7 @@ RUN_FILE, CARD_FILE, MANIFEST_FILE = "run.json", "README.md", "manifest.json"
 LOCK_FILE, JOURNAL_FILE = ".procvis.lock", ".procvis-journal.jsonl"
 TMP_PREFIX = ".tmp-procvis-"
 INT64 = 2 ** 63
+MAX_COUNT = 10 ** 8            # samples per task (the command line's --count bound too)
 PARENT_POLL_S = 0.25           # how often a worker checks that its parent is alive
 
 
@@ -97,10 +99,15 @@ class RunConfig:
         """A short digest of the identity: the run-specific part of its temporary names."""
         return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()[:12]
 
-    def shards(self, tasks: list[str]) -> list[tuple[str, int]]:
-        """Every ``(task, shard number)`` of the run."""
-        n = math.ceil(self.count / self.shard_size)
-        return [(t, k) for t in tasks for k in range(n)]
+    def shard_count(self) -> int:
+        """Shards per task."""
+        return math.ceil(self.count / self.shard_size)
+
+    def shards(self, tasks: list[str]):
+        """Every ``(task, shard number)`` of the run, lazily (an iterator: a run of 10**8
+        samples per task never holds a list of its shards)."""
+        n = self.shard_count()
+        return ((t, k) for t in tasks for k in range(n))
 
     def rows(self, k: int) -> range:
         """The sample indices of shard ``k``."""
@@ -198,7 +205,8 @@ def render_samples(samples, size, batch_panels: int = 128, device="cpu",
                    first: bool = False) -> list[list[torch.Tensor]]:
     """Render every panel of ``samples`` (``first``: only each one's first panel) in batches
     on ``device`` (one batch per panel size: ``size`` square, or each panel's own extent,
-    e.g. a wider collage); returns per sample a list of ``[3,H,W]`` uint8."""
+    e.g. a wider collage; at most as many panels at once as the memory budget holds); returns
+    per sample a list of ``[3,H,W]`` uint8."""
     hw = canvas_size(size)
     shown = [s.panels[:1] if first else s.panels for s in samples]
     groups: dict[tuple[int, int], list] = {}
@@ -207,10 +215,36 @@ def render_samples(samples, size, batch_panels: int = 128, device="cpu",
             groups.setdefault(s.panel_hw(k, hw), []).append((i, k, p))
     out: list[list] = [[None] * len(panels) for panels in shown]
     for hw, flat in groups.items():
-        for j in range(0, len(flat), batch_panels):
-            chunk = flat[j:j + batch_panels]
+        step = min(batch_panels, images_per_batch(hw, "numba"))          # results within the memory budget
+        for j in range(0, len(flat), step):
+            chunk = flat[j:j + step]
             for (i, k, _), img in zip(chunk, render([p for _, _, p in chunk], hw, device=device)):
                 out[i][k] = img
+    return out
+
+
+ENCODE_BYTES_PER_PX = 9        # rendering (3) plus encoding (the row copy and its bytes, 6) per pixel
+
+
+def _pixels(sample, hw: tuple[int, int]) -> int:
+    return sum(h * w for h, w in (sample.panel_hw(k, hw) for k in range(len(sample.panels))))
+
+
+def encoded_panels(samples, size) -> list[list[bytes]]:
+    """PNG bytes (:func:`encode_png`) of every panel of ``samples``, rendered and encoded a
+    few samples at a time so that the raw pixels in memory stay within the memory budget
+    (only the compressed bytes are kept); returns per sample a list of bytes."""
+    hw = canvas_size(size)
+    limit = max(1, memory_budget() // ENCODE_BYTES_PER_PX)
+    out, chunk, px = [], [], 0
+    for s in [*samples, None]:
+        p = _pixels(s, hw) if s is not None else 0
+        if chunk and (s is None or px + p > limit):
+            out += [[encode_png(im) for im in ims] for ims in render_samples(chunk, size)]
+            chunk, px = [], 0
+        if s is not None:
+            chunk.append(s)
+            px += p
     return out
 
 
@@ -239,12 +273,13 @@ def _row(sample) -> dict:
 
 
 def _write_parquet(path: Path, samples, images) -> None:
+    """Write one Parquet shard: ``images`` holds per sample the PNG bytes of its panels."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     rows = [_row(s) for s in samples]
     cols = {k: [r[k] for r in rows] for k in HF_FEATURES if k != "images"}
-    cols["images"] = [[{"bytes": encode_png(im), "path": None} for im in ims] for ims in images]
+    cols["images"] = [[{"bytes": png, "path": None} for png in pngs] for pngs in images]
     schema = pa.schema([
         ("id", pa.string()), ("task", pa.string()), ("seed", pa.int64()), ("index", pa.int64()),
         ("question", pa.string()), ("answer", pa.string()), ("answer_type", pa.string()),
@@ -256,13 +291,14 @@ def _write_parquet(path: Path, samples, images) -> None:
 
 
 def _write_imagefolder(folder: Path, samples, images) -> None:
+    """Write one imagefolder shard: ``images`` holds per sample the PNG bytes of its panels."""
     folder.mkdir(parents=True)
     lines = []
     for s, ims in zip(samples, images):
         names = []
-        for j, im in enumerate(ims):
+        for j, png in enumerate(ims):
             name = f"{s.index:06d}_{j}.png"
-            (folder / name).write_bytes(encode_png(im))
+            (folder / name).write_bytes(png)
             names.append(name)
         row = _row(s)
         row["file_names"] = names
@@ -319,7 +355,7 @@ def _write_shard(out: str, cfg: RunConfig, task: str, k: int) -> tuple[str, int,
     final = root / rel
     rows = cfg.rows(k)
     samples = get_task(task, cfg.settings).samples(cfg.seed, rows)
-    images = render_samples(samples, cfg.size)
+    images = encoded_panels(samples, cfg.size)
     tmp = final.parent / f"{TMP_PREFIX}{cfg.marker()}-{os.getpid()}-{final.name}"
     try:
         final.parent.mkdir(parents=True, exist_ok=True)
@@ -351,13 +387,15 @@ def _watch_parent(parent: int) -> None:
             os._exit(1)
 
 
-def _init_worker(threads: int, parent: int) -> None:
-    """Set up a worker: its thread counts, no Ctrl-C of its own, and a watch on its parent."""
+def _init_worker(threads: int, parent: int, budget: int) -> None:
+    """Set up a worker: its thread counts, its share of the memory budget, no Ctrl-C of its
+    own, and a watch on its parent."""
     import numba      # in the worker only: a parent rendering on the torch path never loads it
 
     # Ctrl-C reaches the whole process group: the parent alone decides how the run ends.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
+    os.environ[BUDGET_ENV] = str(budget)
     torch.set_num_threads(threads)
     numba.set_num_threads(threads)
 
@@ -382,31 +420,51 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
                 p.join(5)
 
 
+def worker_cap(workers: int, size: int) -> tuple[int, str | None]:
+    """``(workers to start, a note or None)``: ``workers`` capped by the cores and by the memory
+    budget (each worker: ``WORKER_BASE_BYTES`` plus one panel of ``size`` rendered and encoded)."""
+    cores = os.cpu_count() or 1
+    budget = memory_budget()
+    each = WORKER_BASE_BYTES + ENCODE_BYTES_PER_PX * size * size
+    by_memory = max(1, budget // each)
+    n = min(workers, cores, by_memory)
+    if n == workers:
+        return n, None
+    why = f"{cores} cores" if n == cores else \
+        f"a memory budget of {gib(budget)} at about {gib(each)} per worker; {BUDGET_ENV} sets the budget"
+    return n, f"procvis: note: --workers {workers} capped at {n} ({why})"
+
+
 def _start_pool(jobs: list, workers: int) -> tuple[ProcessPoolExecutor, set]:
-    """A pool of spawned workers with every job submitted; returns it and the futures.
+    """A pool of spawned workers (each with its share of the memory budget) with ``jobs``
+    submitted; returns it and the futures.
 
     The workers and the pool's helper process start with SIGHUP blocked: a closed terminal
     hangs up the whole process group, and the parent alone should answer it (it ends them)."""
+    workers = min(workers, len(jobs))
     threads = max(1, (os.cpu_count() or 1) // workers)
     ctx = multiprocessing.get_context("spawn")
     hangup = {signal.SIGHUP} if hasattr(signal, "SIGHUP") else set()
     before = signal.pthread_sigmask(signal.SIG_BLOCK, hangup)
     try:
-        pool = ProcessPoolExecutor(min(workers, len(jobs)), mp_context=ctx, initializer=_init_worker,
-                                   initargs=(threads, os.getpid()))
+        pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
+                                   initargs=(threads, os.getpid(), max(1, memory_budget() // workers)))
         return pool, {pool.submit(_worker, job) for job in jobs}
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
-def _run_jobs(jobs: list, workers: int, done) -> None:
-    """Write every shard of ``jobs``, calling ``done(result)`` as each completes; on any
-    failure or interruption the workers are ended before the exception propagates."""
-    if workers == 1 or len(jobs) <= 1:
-        for job in jobs:
+def _run_jobs(jobs, workers: int, done) -> None:
+    """Write every shard of ``jobs`` (an iterable, consumed lazily: at most two jobs per worker
+    are submitted at a time), calling ``done(result)`` as each completes; on any failure or
+    interruption the workers are ended before the exception propagates."""
+    queue = iter(jobs)
+    first = list(itertools.islice(queue, 2 * workers))
+    if workers == 1 or len(first) <= 1:
+        for job in itertools.chain(first, queue):
             done(_write_shard(*job))
         return
-    pool, pending = _start_pool(jobs, workers)
+    pool, pending = _start_pool(first, workers)
     stops = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
     try:
         while pending:
@@ -419,6 +477,7 @@ def _run_jobs(jobs: list, workers: int, done) -> None:
                 signal.pthread_sigmask(signal.SIG_SETMASK, before)
             for f in finished:
                 done(f.result())
+            pending |= {pool.submit(_worker, job) for job in itertools.islice(queue, len(finished))}
     except BaseException:
         _stop_pool(pool)
         raise
@@ -631,6 +690,24 @@ def _own_image_file(path: Path, rows: range) -> bool:
     return path.name == "metadata.jsonl" or (m is not None and int(m[1]) in rows)
 
 
+class _ExpectedShards:
+    """``rel in expected`` and ``expected[rel]`` (the shard number) for the shards of a run,
+    computed from the name: no table of every shard is built."""
+
+    def __init__(self, cfg: RunConfig):
+        self.cfg = cfg
+        ext = r"\.parquet" if cfg.format == "parquet" else ""
+        self.pattern = re.compile(rf"{cfg.tree()}/[^/]+/shard-(\d{{5,}}){ext}")
+
+    def __contains__(self, rel: str) -> bool:
+        m = self.pattern.fullmatch(rel)
+        return m is not None and shard_path(self.cfg, "x", int(m[1])).split("/")[-1] == rel.split("/")[-1] \
+            and int(m[1]) < self.cfg.shard_count()
+
+    def __getitem__(self, rel: str) -> int:
+        return int(self.pattern.fullmatch(rel)[1])
+
+
 def _strays(root: Path, cfg: RunConfig, tasks: list[str]) -> list[str]:
     """Entries of the data tree that no shard of this run accounts for (relative paths):
     files and folders procvis did not write, which it must not remove."""
@@ -640,7 +717,7 @@ def _strays(root: Path, cfg: RunConfig, tasks: list[str]) -> list[str]:
         return []
     if not tree.is_dir() or tree.is_symlink():
         return [name]
-    expected = {shard_path(cfg, t, k): k for t, k in cfg.shards(tasks)}
+    expected = _ExpectedShards(cfg)
     task_dirs = {f"{name}/{_slug(t)}" for t in tasks}
     out = []
     for d in sorted(tree.iterdir()):
@@ -827,11 +904,11 @@ def _mismatch(path: Path, size: int | None, sha: str) -> str | None:
     return None
 
 
-def _shard_problem(root: Path, cfg: RunConfig, task: str, k: int, records: dict) -> str | None:
+def _shard_problem(root: Path, cfg: RunConfig, task: str, k: int, mine: dict) -> str | None:
     """What is wrong with shard ``k`` of ``task`` (``UNRECORDED``: on disk or not, no record
-    says what it should hold), or ``None`` when it matches its record and its rows are right."""
+    says what it should hold), or ``None`` when it matches its record and its rows are right.
+    ``mine``: the recorded files of this shard (``{file: (size, sha256)}``)."""
     rel = shard_path(cfg, task, k)
-    mine = {f: v for f, v in records.items() if f == rel or f.startswith(rel + "/")}
     if not (root / rel).exists():
         return "missing" if mine else UNRECORDED
     if not mine:
@@ -845,8 +922,8 @@ def _check_arguments(fmt, count, workers, shard_size, seed, size) -> int:
     """The panel side, once every argument is checked (:class:`UserError` otherwise)."""
     if fmt not in FORMATS:
         raise UserError(f"format={fmt!r}; allowed: {', '.join(FORMATS)}")
-    if int(count) != count or count <= 0:
-        raise UserError(f"count={count!r} must be a positive integer")
+    if int(count) != count or not 0 < count <= MAX_COUNT:
+        raise UserError(f"count={count!r} must be a positive integer up to {MAX_COUNT} per task")
     if int(workers) != workers or workers <= 0:
         raise UserError(f"workers={workers!r} must be a positive integer")
     if int(shard_size) != shard_size or shard_size <= 0:
@@ -892,6 +969,10 @@ def generate(pattern: str, out: str, seed: int = 0, count: int = 10, size: int =
     Returns the manifest (also written to ``out/manifest.json``).
     """
     side = _check_arguments(fmt, count, workers, shard_size, seed, size)
+    images_per_batch(side, "numba", memory_budget() // ENCODE_BYTES_PER_PX * 3)   # one panel must fit
+    workers, note = worker_cap(int(workers), side)
+    if note:
+        print(note, file=sys.stderr)
     bound = resolve(pattern, settings)
     tasks = [t.id for t in bound]
     chosen = run_settings(bound)
@@ -923,20 +1004,25 @@ def _generate_locked(root: Path, cfg: RunConfig, tasks: list[str], workers: int,
         _prune_empty(root / cfg.tree())          # what a failed first attempt left
     _refuse_strays(root, cfg, tasks)
     records = _records(root, cfg)
-    files, jobs = {}, []
+    by_shard: dict[str, list] = {}                 # shard -> its recorded files, grouped once
+    for f, v in records.items():
+        by_shard.setdefault(f if cfg.format == "parquet" else f.rsplit("/", 1)[0], []).append((f, v))
+    files = {}
     bar = _progress_bar(progress, len(tasks) * cfg.count)
-    try:
+
+    def jobs():                                    # lazily: a run never lists all its shards
         for t, k in cfg.shards(tasks):
             rel = shard_path(cfg, t, k)
-            problem = _shard_problem(root, cfg, t, k, records)
+            problem = _shard_problem(root, cfg, t, k, dict(by_shard.get(rel, [])))
             if problem is None:
                 files.update({f: (s if s is not None else (root / f).stat().st_size, h)
-                              for f, (s, h) in records.items() if f == rel or f.startswith(rel + "/")})
+                              for f, (s, h) in by_shard.get(rel, [])})
                 bar.update(len(cfg.rows(k)))
                 continue
             if problem != UNRECORDED:
                 print(f"procvis: repairing {rel}: {problem}", file=sys.stderr)
-            jobs.append((str(root), cfg, t, k))
+            yield str(root), cfg, t, k
+    try:
         journal = _Journal(root, cfg.marker())
         written = []
 
@@ -949,7 +1035,7 @@ def _generate_locked(root: Path, cfg: RunConfig, tasks: list[str], workers: int,
                 written.append(rel)
             bar.update(n)
 
-        _run_jobs(jobs, workers, done)
+        _run_jobs(jobs(), workers, done)
     finally:
         bar.close()
     _write_identity(root, cfg)

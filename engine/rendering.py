@@ -12,7 +12,8 @@ from kernels.glyphs import load_atlas
 from kernels.raster import prepare
 
 from .batch import SceneBatch
-from .canvas import canvas_size
+from .canvas import BUDGET_ENV, canvas_size, gib, image_bytes, memory_budget
+from .errors import UserError
 from .scene import Scene, parse_color
 
 BACKENDS = ("auto", "torch", "numba")
@@ -23,22 +24,36 @@ def _atlas_on(device: str) -> torch.Tensor:
     return torch.from_numpy(load_atlas().sdf).to(device)
 
 
+def _unit_range(t: torch.Tensor, what: str) -> torch.Tensor:
+    """``t`` as float32 in [0, 1]: integer dtypes are read as 0..255, floating dtypes as 0..1
+    (the dtype decides, never the values); anything outside its range is a ``ValueError``."""
+    if t.dtype == torch.bool:
+        raise ValueError(f"{what} has dtype torch.bool; allowed: an integer dtype (0..255) or a floating dtype (0..1)")
+    if t.dtype == torch.uint8:                  # always in range: no pass over the pixels to check
+        return t.float() / 255.0
+    top = 1.0 if t.is_floating_point() else 255.0
+    f = t.float()
+    if f.numel() and not (bool(torch.isfinite(f).all()) and float(f.min()) >= 0 and float(f.max()) <= top):
+        bad = f[~(torch.isfinite(f) & (f >= 0) & (f <= top))].flatten()[0].item()
+        rule = "0..1 for a floating dtype" if top == 1.0 else "0..255 for an integer dtype"
+        raise ValueError(f"{what} holds {bad!r} ({t.dtype}); allowed: {rule}")
+    return f / top if top != 1.0 else f
+
+
 def _background(background, batch: SceneBatch, H: int, W: int, device) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """``(colours [B,3], image [B,3,H,W] or None)``, floats in [0,1] on ``device``."""
+    """``(colours [B,3], image [B,3,H,W] or None)``, floats in [0,1] on ``device``. Tensors of
+    an integer dtype are 0..255, of a floating dtype 0..1 (see :func:`engine.scene.parse_color`)."""
     B = len(batch)
     if background is None:
         return batch.background.to(device), None
     if isinstance(background, torch.Tensor) and background.dim() == 4:
         if tuple(background.shape) != (B, 3, H, W):
             raise ValueError(f"background image must be [B,3,H,W] = {[B, 3, H, W]}, got {list(background.shape)}")
-        t = background.to(device)
-        img = (t.float() / 255.0 if not t.is_floating_point() else t.float()).clamp(0, 1)
-        return batch.background.to(device), img
+        return batch.background.to(device), _unit_range(background.to(device), "background image")
     if isinstance(background, torch.Tensor) and background.dim() == 2:
         if tuple(background.shape) != (B, 3):
             raise ValueError(f"per-scene background colours must be [B,3] = {[B, 3]}, got {list(background.shape)}")
-        bg = background.to(device).float()
-        return (bg / 255.0 if bg.max() > 1 else bg), None
+        return _unit_range(background.to(device), "background colours"), None
     return torch.tensor(parse_color(background), device=device).expand(B, 3).contiguous(), None
 
 
@@ -50,25 +65,68 @@ def render(scenes: Sequence[Scene] | SceneBatch, size=224, device="cpu", backgro
         scenes: a list of :class:`Scene` or an already collated :class:`SceneBatch`.
         size: canvas side in pixels, or ``(height, width)``; scene units scale with the width.
         device: torch device of the result (and of the work, for the torch backend).
-        background: ``None`` (each scene's own colour), one colour, ``[B,3]`` colours, or a
-            ``[B,3,H,W]`` image (uint8, or float in [0,1]) to draw over.
+        background: ``None`` (each scene's own colour), one colour (see
+            :func:`engine.scene.parse_color`), ``[B,3]`` colours, or a ``[B,3,H,W]`` image to draw
+            over; tensors of an integer dtype hold 0..255, of a floating dtype 0..1.
         backend: ``"numba"`` (CPU, visits bounding boxes), ``"torch"`` (tiled, any device) or
             ``"auto"`` (numba on CPU, torch elsewhere).
         dtype: ``torch.uint8`` (0..255, rounded) or a float dtype (values in [0,1]).
+
+    Memory is bounded by :func:`engine.canvas.memory_budget` (``$PROCVIS_MEMORY_BUDGET``): a
+    batch whose work would exceed it is rendered in smaller batches into the result, and a
+    result that alone exceeds it is refused (``UserError`` naming sizes and budget) before
+    any pixel is drawn.
 
     Returns:
         ``[B, 3, H, W]`` tensor of ``dtype`` on ``device``.
     """
     if backend not in BACKENDS:
         raise ValueError(f"backend={backend!r}; allowed: {', '.join(BACKENDS)}")
+    if dtype != torch.uint8 and not dtype.is_floating_point:
+        raise ValueError(f"dtype={dtype}; allowed: torch.uint8 or a floating dtype")
     H, W = canvas_size(size)
     batch = scenes if isinstance(scenes, SceneBatch) else SceneBatch.from_scenes(scenes)
     device = torch.device(device)
     if backend == "auto":
         backend = "numba" if device.type == "cpu" else "torch"
+    step = _batch_step(len(batch), H, W, backend, dtype, background)
+    if step >= len(batch):
+        return _render_batch(batch, H, W, device, background, backend, dtype)
+    out = torch.empty((len(batch), 3, H, W), dtype=dtype, device=device)
+    for a in range(0, len(batch), step):
+        b = min(len(batch), a + step)
+        bg = background[a:b] if isinstance(background, torch.Tensor) and background.dim() in (2, 4) else background
+        out[a:b] = _render_batch(batch.slice(a, b), H, W, device, bg, backend, dtype)
+    return out
+
+
+def _batch_step(B: int, H: int, W: int, backend: str, dtype: torch.dtype, background) -> int:
+    """How many of the ``B`` scenes to render at once so that the result plus the work fit the
+    memory budget (``UserError`` when the result alone does not)."""
+    budget = memory_budget()
+    elem = 1 if dtype == torch.uint8 else torch.empty((), dtype=dtype).element_size()
+    result = B * 3 * H * W * elem
+    if result > budget:
+        raise UserError(f"rendering {B} images of {H}x{W} px returns {gib(result)}, over the memory budget of "
+                        f"{gib(budget)}; render fewer at a time, lower the size, or set {BUDGET_ENV} (e.g. 16G) "
+                        "if the machine has the memory")
+    extra = image_bytes((H, W), "torch") if backend == "torch" else 0
+    if isinstance(background, torch.Tensor) and background.dim() == 4:
+        extra += image_bytes((H, W), "numba-float")             # the float copy of the background image
+    if extra == 0:
+        return B
+    room = budget - result
+    if room < extra:
+        raise UserError(f"rendering one {H}x{W} px image with the {backend} backend needs about {gib(extra)} more "
+                        f"than its result, over the memory budget of {gib(budget)}; lower the size or set "
+                        f"{BUDGET_ENV} if the machine has the memory")
+    return max(1, room // extra)
+
+
+def _render_batch(batch: SceneBatch, H: int, W: int, device: torch.device, background, backend: str,
+                  dtype: torch.dtype) -> torch.Tensor:
+    """One batch rendered at once; returns ``[B, 3, H, W]`` of ``dtype`` on ``device``."""
     work = torch.device("cpu") if backend == "numba" else device
-    if dtype != torch.uint8 and not dtype.is_floating_point:
-        raise ValueError(f"dtype={dtype}; allowed: torch.uint8 or a floating dtype")
     bg_color, bg_image = _background(background, batch, H, W, work)
     prims = batch.primitives.to(work)
     if backend == "numba":

@@ -4,7 +4,8 @@ A :class:`Scene` is a list of primitives built with one method per kind
 (``scene.circle(...)``, ``scene.text(...)``, ...). Coordinates are in *scene units*: x and y
 are fractions of the canvas width, y grows downwards, so ``(0.5, 0.5)`` is the centre of a
 square canvas and a scene renders the same at any resolution. Angles are degrees,
-counter-clockwise as seen on screen. Colours are RGB triples of 0..255 or ``"#rrggbb"``.
+counter-clockwise as seen on screen. Colours are ``"#rrggbb"``, RGB triples of integers 0..255, or RGB triples of floats
+0..1 (see :func:`parse_color`: the type decides the range, never the values).
 
 Every primitive takes ``color``, ``alpha`` (0..1), ``fill`` (False draws the outline),
 ``stroke`` (outline or line width, scene units), ``rotation`` and ``order`` (draw order;
@@ -31,31 +32,88 @@ KIND_CODE = {k: i for i, k in enumerate(KINDS)}
 Color = "tuple[int, int, int] | str"
 
 
+COLOR_RULE = ("'#rrggbb', or an (r, g, b) triple of integers 0..255 or of floats 0..1 (numpy and torch: "
+              "integer dtypes 0..255, floating dtypes 0..1)")
+
+
+def _component_kind(c) -> str:
+    """``"int"`` for a Python/numpy/torch integer, ``"float"`` for a floating value, ``"?"`` otherwise."""
+    if isinstance(c, bool):
+        return "?"
+    if isinstance(c, int):
+        return "int"
+    if isinstance(c, float):
+        return "float"
+    kind = getattr(getattr(c, "dtype", None), "kind", None)        # numpy scalars
+    if kind in ("i", "u"):
+        return "int"
+    if kind == "f":
+        return "float"
+    dtype = getattr(c, "dtype", None)                              # torch scalars
+    if dtype is not None and hasattr(dtype, "is_floating_point"):
+        return "float" if dtype.is_floating_point else ("?" if str(dtype) == "torch.bool" else "int")
+    return "?"
+
+
 def parse_color(color: Any) -> tuple[float, float, float]:
-    """``(r, g, b)`` with components 0..255, or ``"#rrggbb"`` -> floats in [0, 1]."""
+    """A colour -> ``(r, g, b)`` floats in [0, 1].
+
+    Accepted, one range per type and never guessed from the values: ``"#rrggbb"``; an
+    ``(r, g, b)`` triple of integers 0..255 (Python ``int``, numpy or torch integer dtypes);
+    an ``(r, g, b)`` triple of floats 0..1 (Python ``float``, numpy or torch floating dtypes).
+    A triple with any float component is a float colour (``[1.0, 0, 0]`` in JSON is red);
+    ``(1, 0, 0)`` is almost black. An out-of-range or non-finite component, or anything else,
+    is a ``ValueError`` naming the value and the allowed ranges.
+    """
     if isinstance(color, str):
         s = color.lstrip("#")
         if len(s) != 6 or any(ch not in "0123456789abcdefABCDEF" for ch in s):
-            raise ValueError(f"colour {color!r} is not '#rrggbb' or an (r, g, b) triple of 0..255")
+            raise ValueError(f"colour {color!r} is not {COLOR_RULE}")
         return tuple(int(s[i:i + 2], 16) / 255.0 for i in (0, 2, 4))
     try:
-        rgb = [float(c) for c in color]
-    except (TypeError, ValueError):
-        raise ValueError(f"colour {color!r} is not '#rrggbb' or an (r, g, b) triple of 0..255") from None
-    if len(rgb) != 3 or not all(math.isfinite(c) and 0 <= c <= 255 for c in rgb):
-        raise ValueError(f"colour {color!r} is not '#rrggbb' or an (r, g, b) triple of 0..255")
-    return tuple(c / 255.0 for c in rgb)
+        items = list(color)
+    except TypeError:
+        raise ValueError(f"colour {color!r} is not {COLOR_RULE}") from None
+    kinds = {_component_kind(c) for c in items}
+    if len(items) != 3 or "?" in kinds:
+        raise ValueError(f"colour {color!r} is not {COLOR_RULE}")
+    top = 255.0 if kinds == {"int"} else 1.0          # any float component: a float colour
+    rgb = [float(c) for c in items]
+    if not all(math.isfinite(c) and 0 <= c <= top for c in rgb):
+        rule = "integers must lie in 0..255" if top == 255 else "floats must lie in 0..1 (integers mean 0..255)"
+        raise ValueError(f"colour {color!r} is out of range: {rule}")
+    return tuple(c / top for c in rgb)
+
+
+SCENE_LIMIT = 1e6          # |coordinate|, size, width, angle and order bound (scene units or degrees)
+MAX_POINTS = 10_000        # vertices of one polyline, spline (after sampling), polygon or star
+MAX_TEXT = 10_000          # characters of one text primitive
 
 
 def _finite(name: str, value: float, low: float | None = None) -> float:
+    """``value`` as a float, or a ``ValueError`` naming it unless it is finite, at least
+    ``low`` (when given) and at most ``SCENE_LIMIT`` in magnitude (a radius of 1e19 would
+    overflow the rasterizer's float32 coordinates and vanish)."""
     try:
         v = float(value)
     except (TypeError, ValueError):
         v = math.nan
-    if not math.isfinite(v) or (low is not None and v < low):
-        bound = "finite" if low is None else f"finite and >= {low}"
+    if not math.isfinite(v) or (low is not None and v < low) or abs(v) > SCENE_LIMIT:
+        bound = f"finite and within -{SCENE_LIMIT:g}..{SCENE_LIMIT:g}" if low is None else \
+            f"finite and within {low:g}..{SCENE_LIMIT:g}"
         raise ValueError(f"{name}={value!r} must be {bound}")
     return v
+
+
+def _count(name: str, value, low: int, high: int) -> int:
+    """``value`` as an int, or a ``ValueError`` naming it unless it is a whole number in ``low..high``."""
+    try:
+        ok = int(value) == value and low <= int(value) <= high
+    except (TypeError, ValueError, OverflowError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{name}={value!r} must be an integer in {low}..{high}")
+    return int(value)
 
 
 def _point(name: str, p: Sequence[float]) -> tuple[float, float]:
@@ -147,13 +205,13 @@ class Scene:
 
     def polygon(self, center, radius, sides, **style) -> "Scene":
         """Regular polygon with ``sides`` (>= 3), circumradius ``radius``, a vertex pointing up."""
-        if int(sides) != sides or sides < 3:
-            raise ValueError(f"sides={sides!r} must be an integer >= 3")
-        return self._template("polygon", templates.regular_polygon(int(sides)), center, radius, **style)
+        n = _count("sides", sides, 3, MAX_POINTS)
+        return self._template("polygon", templates.regular_polygon(n), center, radius, **style)
 
     def star(self, center, radius, points=5, inner=0.45, **style) -> "Scene":
         """Star with ``points`` tips, tip radius ``radius`` and valleys at ``inner * radius``."""
-        return self._template("star", templates.star(int(points), float(inner)), center, radius, **style)
+        n = _count("points", points, 2, MAX_POINTS // 2)
+        return self._template("star", templates.star(n, _finite("inner", inner, 0.0)), center, radius, **style)
 
     def diamond(self, center, radius, **style) -> "Scene":
         """Rhombus ``2 * radius`` tall and ``1.4 * radius`` wide."""
@@ -220,6 +278,8 @@ class Scene:
 
     def polyline(self, points, width=0.01, _kind="polyline", **style) -> "Scene":
         """Open chain through ``points`` (K >= 2), ``width`` thick, round joins and caps."""
+        if hasattr(points, "__len__") and len(points) > MAX_POINTS:
+            raise ValueError(f"a {_kind} has {len(points)} points; allowed: 2..{MAX_POINTS}")
         pts = np.array([_point(f"points[{i}]", p) for i, p in enumerate(points)], dtype=np.float64).reshape(-1, 2)
         if len(pts) < 2:
             raise ValueError(f"a {_kind} needs at least 2 points, got {len(pts)}")
@@ -230,8 +290,13 @@ class Scene:
 
     def spline(self, points, width=0.01, samples_per_segment=12, **style) -> "Scene":
         """Smooth (centripetal Catmull-Rom) curve through the control ``points``."""
+        per = _count("samples_per_segment", samples_per_segment, 1, 1000)
+        points = list(points)
+        if (len(points) - 1) * per + 1 > MAX_POINTS:
+            raise ValueError(f"a spline of {len(points)} points at {per} samples per segment has more than "
+                             f"{MAX_POINTS} vertices; use fewer points or samples_per_segment")
         pts = np.array([_point(f"points[{i}]", p) for i, p in enumerate(points)], dtype=np.float64).reshape(-1, 2)
-        curve = templates.catmull_rom(pts, int(samples_per_segment))
+        curve = templates.catmull_rom(pts, per)
         return self.polyline(curve, width=width, _kind="spline", **style)
 
     # ---------------------------------------------------------------- text and images
@@ -241,6 +306,8 @@ class Scene:
         always the middle). ``rotation`` turns the whole line about ``position``."""
         if anchor not in ("left", "center", "right"):
             raise ValueError(f"anchor={anchor!r}; allowed: left, center, right")
+        if len(str(text)) > MAX_TEXT:
+            raise ValueError(f"text of {len(str(text))} characters; allowed: up to {MAX_TEXT}")
         atlas = load_atlas()
         cells = atlas.index(str(text))
         h = _finite("height", height, 0.0)

@@ -10,6 +10,7 @@ type) classes otherwise it is ``1/4 + 8/256 = 9/32``.
 """
 from __future__ import annotations
 
+import functools
 import math
 from typing import Mapping
 
@@ -27,7 +28,9 @@ def _log_pmf(k: int, n: int, p: float) -> float:
 
 
 def upper_tail(k: int, n: int, p: float) -> float:
-    """``P(X >= k)`` for ``X ~ Bin(n, p)``, summed exactly in log space."""
+    """``P(X >= k)`` for ``X ~ Bin(n, p)``, summed in log space from ``k`` up. Past the mode
+    the terms fall at least geometrically, so the sum stops once a term is below 1e-20 of the
+    largest (exact in double precision): O(sqrt(n)) terms near the mean, not O(n)."""
     if k <= 0:
         return 1.0
     if k > n:
@@ -36,11 +39,19 @@ def upper_tail(k: int, n: int, p: float) -> float:
         return 0.0
     if p >= 1.0:
         return 1.0
-    logs = [_log_pmf(i, n, p) for i in range(k, n + 1)]
-    m = max(logs)
-    return min(1.0, math.exp(m) * sum(math.exp(v - m) for v in logs))
+    mode = min(n, int((n + 1) * p))
+    m = _log_pmf(max(k, mode), n, p)               # the largest term of the tail
+    total, i = 0.0, k
+    while i <= n:
+        t = math.exp(_log_pmf(i, n, p) - m)
+        total += t
+        if i > mode and t < 1e-20 * total:
+            break
+        i += 1
+    return min(1.0, math.exp(m) * total)
 
 
+@functools.lru_cache(maxsize=4096)
 def critical_count(n: int, p0: float, alpha: float = 0.05) -> int:
     """Smallest ``k`` with ``P(X >= k | Bin(n, p0)) <= alpha``."""
     if int(n) != n or n <= 0:
