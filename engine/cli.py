@@ -660,6 +660,20 @@ def _dest_names(parser: argparse.ArgumentParser, command: str | None) -> dict[st
     return {x.dest: _option_name(x) for x in (chosen._actions if chosen else [])}
 
 
+DRAWING = ("generate", "preview", "render", "eval", "audit", "bench", "demo")
+
+
+def _compile_note(command: str | None) -> None:
+    """A note on stderr before a drawing command whose kernels are not compiled on disk yet,
+    so a first run does not sit silent while they compile."""
+    if command in DRAWING:
+        from kernels.raster_numba import compiled_on_disk
+
+        if compiled_on_disk() is False:
+            print("procvis: compiling the renderer's kernels (first run only: about a minute on 2 cores; cached "
+                  "on disk for later runs)", file=sys.stderr, flush=True)
+
+
 def main(argv=None) -> int:
     """Run ``procvis`` with ``argv``; returns the exit status (2 and one line on stderr for a
     user error; a bug raises with its traceback)."""
@@ -672,6 +686,7 @@ def main(argv=None) -> int:
         chosen = _subparser(parser, getattr(a, "command", None))
         if chosen is not None:
             _folders_named_as_files(chosen, a)
+        _compile_note(getattr(a, "command", None))
         return a.fn(a)
     except (UserError, SetupError) as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__

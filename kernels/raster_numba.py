@@ -621,3 +621,13 @@ def rasterize(prep: Prepared, height: int, width: int, bg_color: np.ndarray, bg_
         _render(prims, _Images(np.ascontiguousarray(bg_color, dtype=np.float32), img, atlas, sprites, sprite_hw),
                 out_u8, out_f32)
     return out_u8 if uint8 else out_f32
+
+
+def compiled_on_disk() -> bool | None:
+    """Whether the renderer's compiled kernel is in numba's on-disk cache (a process then
+    draws at once; otherwise its first image waits for compilation, about a minute on two
+    cores); ``None`` when the cache cannot be inspected."""
+    try:
+        return bool(_render._cache._cache_file._load_index())
+    except Exception:           # numba's cache layout is not public: unknown rather than wrong
+        return None

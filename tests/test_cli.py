@@ -128,3 +128,16 @@ def test_internal_errors_keep_their_traceback(monkeypatch, capsys):
     monkeypatch.setattr(engine.registry, "list_tasks", broken)
     with pytest.raises(ValueError, match="a bug"):
         main(["list"])
+
+
+def test_a_drawing_command_says_so_when_its_kernels_must_compile_first(monkeypatch, capsys):
+    import kernels.raster_numba as rn
+    from engine import cli
+
+    monkeypatch.setattr(rn, "compiled_on_disk", lambda: False)
+    cli._compile_note("generate")
+    assert "compiling the renderer's kernels" in capsys.readouterr().err
+    cli._compile_note("list")                       # listing draws nothing
+    monkeypatch.setattr(rn, "compiled_on_disk", lambda: True)
+    cli._compile_note("preview")
+    assert capsys.readouterr().err == ""
