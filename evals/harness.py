@@ -11,7 +11,11 @@ sample, scored on the protocol's chosen reply), ``DIR/transcripts.jsonl`` (every
 names the model and the protocol, so rows of several runs can be reported together. With a
 model ``judge``, every free-text final reply is also graded by the family's model judge
 (``model_judge`` in its row, cached like the turns); the family's reader stays the score
-and ``summary.md`` reports how often the two agree.
+and ``summary.md`` reports how often the two agree. ``DIR/provenance.json`` records what produced the
+run (procvis version and git commit, the model and its source and generation settings,
+protocol, seed, count, panel sizes, settings, the dataset folder read with ``data``, samples
+per task), and ``summary.md`` says it in one line. Samples are rendered afresh, or read from
+a dataset folder written by ``procvis generate`` with the same requests and scores.
 """
 from __future__ import annotations
 
@@ -52,16 +56,17 @@ class _Cache:
         os.fsync(self.file.fileno())
 
 
-def _converse(samples, protocol: Protocol, runner: Runner, cache: _Cache, size: int) -> list[list[Turn]]:
-    """Run ``protocol`` on every sample, one batched runner call per round of turns. A turn
-    marked ``shared`` is asked once per batch (and cached once) whoever asks it. Returns each
-    sample's answered turns."""
+def _converse(samples, protocol: Protocol, runner: Runner, cache: _Cache, size: int,
+              images: list | None = None) -> list[list[Turn]]:
+    """Run ``protocol`` on every sample (its panels: ``images``, else rendered at ``size``),
+    one batched runner call per round of turns. A turn marked ``shared`` is asked once per
+    batch (and cached once) whoever asks it. Returns each sample's answered turns."""
     model = runner_identity(runner)
 
     def key(i):
         return _turn_key(samples[i], convs[i], model, protocol.name, size)
 
-    images = render_samples(samples, size)
+    images = render_samples(samples, size) if images is None else images
     convs = [[protocol.first(s, ims)] for s, ims in zip(samples, images)]
     active = list(range(len(samples)))
     while active:
@@ -146,14 +151,27 @@ def _check_judge(judge: Runner | None, tasks) -> None:
                         "answers")
 
 
-def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int = 0, batch_size: int = 8,
-             size: int | None = None, progress: bool = True, protocol: str = "direct",
-             settings: dict | None = None, judge: Runner | None = None) -> dict:
+def evaluate(pattern: str, runner: Runner, out: str, count: int | None = None, seed: int | None = None,
+             batch_size: int = 8, size: int | None = None, progress: bool = True, protocol: str = "direct",
+             settings: dict | None = None, judge: Runner | None = None, data: str | None = None,
+             run: dict | None = None) -> dict:
     """Run ``runner`` under ``protocol`` on ``count`` samples of every task matching
     ``pattern`` (with family ``settings``, e.g. ``{"jigsaw.images": DIR}``), rendered at
-    ``size`` px (None: each family's native size); write the results files under ``out``.
-    With a ``judge`` runner, free-text final replies are also graded by their family's
-    model judge. Returns the per-task summary."""
+    ``size`` px (None: each family's native size), or read from the dataset folder ``data``
+    (written by ``procvis generate``: its seed, size and settings, and its count; a
+    seed, size or settings given that differ, or a count above its, are refused; see :mod:`evals.datafolder`). ``count`` None: 10, ``seed``
+    None: 0, unless ``data`` decides them; write the results files under ``out``,
+    with ``provenance.json`` recording the provenance (``run``: further entries for it, e.g. the
+    command's generation options). With a ``judge`` runner, free-text final replies are also
+    graded by their family's model judge. Returns the per-task summary."""
+    source = None
+    if data is not None:
+        from .datafolder import DataFolder
+
+        source = DataFolder(data)
+        seed, size, settings, count = source.fit(seed, size, settings, count)
+    count = 10 if count is None else count
+    seed = 0 if seed is None else seed
     if int(count) != count or count <= 0:
         raise UserError(f"count={count!r} must be a positive integer")
     if int(batch_size) != batch_size or batch_size <= 0:
@@ -162,11 +180,36 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
     tasks = resolve(pattern, settings)
     check_fit(proto, tasks)
     _check_judge(judge, tasks)
+    if source is not None:
+        source.check_tasks(tasks, proto.indices(count))
     root = Path(out)
     try:
         root.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         raise UserError(f"cannot create output directory {str(root)!r}: {e.strerror}") from None
+    results, transcripts = _run_tasks(tasks, proto, runner, judge, root, count, seed, batch_size, size, progress,
+                                      source)
+    summary = summarise(results, tasks)
+    info = provenance(runner, judge, pattern, proto.name, tasks, count, seed, size, settings, batch_size, data,
+                      summary, run)
+    _write(root / "results.json", json.dumps(results, indent=1, ensure_ascii=False) + "\n")
+    _write(root / "transcripts.jsonl", "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in transcripts))
+    _write(root / RUN_FILE, json.dumps(info, indent=1, ensure_ascii=False) + "\n")
+    families = "\n".join(part for part in family_sections(results, tasks, root, runner.name) if part)
+    agreement = judge_section(results, judge.name) if judge is not None else ""
+    _write(root / "summary.md", to_markdown(summary, runner.name, pattern, count, seed, proto.name)
+           + "\n" + provenance_line(info) + "\n"
+           + "\n![accuracy per task](accuracy.png)\n\nBars: accuracy; grey tick: chance; red tick: p<0.05.\n"
+           + ("\n" + agreement if agreement else "") + ("\n" + families if families else ""))
+    accuracy_bars(summary, root / "accuracy.png", f"{runner.name} on {pattern}")
+    return summary
+
+
+def _run_tasks(tasks, proto: Protocol, runner: Runner, judge: Runner | None, root: Path, count: int, seed: int,
+               batch_size: int, size: int | None, progress: bool, source) -> tuple[list[dict], list[dict]]:
+    """Converse with ``runner`` on every task's samples (panels from ``source``, a
+    :class:`~evals.datafolder.DataFolder`, when given, else rendered) and score them.
+    Returns the results rows and the transcripts."""
     cache = _Cache(root / "cache.jsonl")
     judged = _CachedJudge(judge, cache) if judge is not None else None
     bar = None
@@ -180,8 +223,9 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
             samples = task.samples(seed, proto.indices(count))
             for lo in range(0, len(samples), batch_size):
                 chunk = samples[lo:lo + batch_size]
+                images = source.images(chunk) if source is not None else None
                 rows = []
-                for s, turns in zip(chunk, _converse(chunk, proto, runner, cache, panel_size(task, size))):
+                for s, turns in zip(chunk, _converse(chunk, proto, runner, cache, panel_size(task, size), images)):
                     t = turns[proto.scored(turns)]
                     parsed = proto.parse(t.reply, s, task)
                     rows.append({"id": s.id, "task": s.task, "model": runner.name, "protocol": proto.name,
@@ -203,16 +247,72 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int = 10, seed: int 
         cache.file.close()
         if bar:
             bar.close()
-    summary = summarise(results, tasks)
-    _write(root / "results.json", json.dumps(results, indent=1, ensure_ascii=False) + "\n")
-    _write(root / "transcripts.jsonl", "".join(json.dumps(t, ensure_ascii=False) + "\n" for t in transcripts))
-    families = "\n".join(part for part in family_sections(results, tasks, root, runner.name) if part)
-    agreement = judge_section(results, judge.name) if judge is not None else ""
-    _write(root / "summary.md", to_markdown(summary, runner.name, pattern, count, seed, proto.name)
-           + "\n![accuracy per task](accuracy.png)\n\nBars: accuracy; grey tick: chance; red tick: p<0.05.\n"
-           + ("\n" + agreement if agreement else "") + ("\n" + families if families else ""))
-    accuracy_bars(summary, root / "accuracy.png", f"{runner.name} on {pattern}")
-    return summary
+    return results, transcripts
+
+
+RUN_FILE = "provenance.json"
+
+
+def git_commit() -> dict:
+    """The git commit of the procvis source in use, when it runs from a git checkout:
+    ``{"commit": SHA, "dirty": whether tracked files differ from it}``, else ``{}``."""
+    import subprocess
+
+    here = Path(__file__).resolve().parent
+    try:
+        sha = subprocess.run(["git", "-C", str(here), "rev-parse", "HEAD"], capture_output=True, text=True,
+                             timeout=10, check=True).stdout.strip()
+        status = subprocess.run(["git", "-C", str(here), "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, timeout=10, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    return {"commit": sha, "dirty": bool(status.strip())} if sha else {}
+
+
+def _model_record(runner: Runner) -> dict:
+    """What names ``runner``: its name, identity, where it came from (``source``: a folder,
+    a Hub id and revision, a replies file) and its generation settings, when it states them."""
+    out = {"name": runner.name, "identity": runner_identity(runner)}
+    for attr in ("source", "settings"):
+        value = getattr(runner, attr, None)
+        if isinstance(value, dict):
+            out[attr if attr == "source" else "generation"] = value
+    return out
+
+
+def provenance(runner: Runner, judge: Runner | None, pattern: str, protocol: str, tasks, count: int, seed: int,
+               size: int | None, settings: dict | None, batch_size: int, data: str | None, summary: dict,
+               extra: dict | None = None) -> dict:
+    """The ``provenance.json`` of an evaluation: procvis version and git commit, the model (and
+    judge) with generation settings, protocol, pattern, seed, count, panel size per task,
+    family settings, the dataset folder read (if any) and the samples scored per task;
+    ``extra`` entries are added. Returns it as a dict."""
+    from engine.outputs import procvis_version
+
+    info = {"procvis_version": procvis_version(), **git_commit(), "model": _model_record(runner),
+            "judge": _model_record(judge) if judge is not None else None, "protocol": protocol,
+            "pattern": pattern, "seed": seed, "count": count, "size": size,
+            "panel_sizes": {t.id: panel_size(t, size) for t in tasks}, "settings": dict(settings or {}),
+            "batch_size": batch_size, "data": str(Path(data).resolve()) if data is not None else None,
+            "samples": {task: r["n"] for task, r in sorted(summary.items())}}
+    info["total"] = sum(info["samples"].values())
+    return {**info, **(extra or {})}
+
+
+def provenance_line(info: dict) -> str:
+    """The line of ``summary.md`` that says what produced it (from :func:`provenance`)."""
+    commit = f", commit {info['commit'][:12]}{' (modified)' if info.get('dirty') else ''}" if info.get("commit") else ""
+    model = info["model"]
+    source = model.get("source", {})
+    where = source.get("id") and f"{source['id']}@{source.get('revision')}" or source.get("path") \
+        or source.get("replies") or model["name"]
+    gen = model.get("generation")
+    gen_text = ", ".join(f"{k} {v}" for k, v in gen.items()) if gen else "none stated"
+    sizes = sorted(set(info["panel_sizes"].values()))
+    data = f"; samples read from `{info['data']}`" if info.get("data") else ""
+    return (f"Run: procvis {info['procvis_version']}{commit}; model `{where}` (generation: {gen_text}); protocol "
+            f"`{info['protocol']}`, seed {info['seed']}, {info['count']} samples per task ({info['total']} scored), "
+            f"panel size {', '.join(map(str, sizes))} px{data}. Everything is in {RUN_FILE}.")
 
 
 def _negative(sample) -> dict:

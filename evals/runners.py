@@ -96,10 +96,25 @@ def runner_identity(runner: Runner) -> str:
     return f"{runner.name} ({cls.__module__}.{cls.__qualname__})"
 
 
-def make_runner(model: str, seed: int = 0, device: str = "cpu", batch_size: int = 8) -> Runner:
-    """``random``, ``oracle``, a runner a family registered (``NAME`` or ``NAME:ARG``, e.g.
-    ``vit``, the ELVIS baseline), or the path of a local Hugging Face vision-language
-    checkpoint."""
+def make_runner(model: str, seed: int = 0, device: str = "cpu", batch_size: int = 8,
+                generation: dict | None = None) -> Runner:
+    """``random``, ``oracle``, ``replies:FILE.jsonl`` (replies made elsewhere), a runner a
+    family registered (``NAME`` or ``NAME:ARG``, e.g. ``vit``, the ELVIS baseline), a model
+    behind an OpenAI-compatible endpoint (``openai:MODEL@URL``, see ``evals.openai_runner``), or a local
+    Hugging Face vision-language checkpoint (its folder, or its Hub id in the local cache),
+    run with the ``generation`` settings (``max_new_tokens``, ``temperature``, ``top_p``,
+    ``dtype``, ``device_map``; sampling is seeded by ``seed``). Returns the runner."""
+    if model.startswith("replies:"):
+        from .replies_runner import RepliesRunner
+
+        return RepliesRunner(model[len("replies:"):])
+    if model.startswith("openai:"):             # a served model: openai:MODEL@URL (stdlib HTTP only)
+        from .openai_runner import OpenAIRunner, parse_model
+
+        name, url = parse_model(model)
+        kept = {k: v for k, v in (generation or {}).items() if k in ("max_new_tokens", "temperature", "top_p")
+                and v is not None}                # dtype, device_map: the server's business
+        return OpenAIRunner(url, name, seed=seed, **kept)
     if model == "random":
         return RandomRunner(seed)
     if model == "oracle":
@@ -107,10 +122,12 @@ def make_runner(model: str, seed: int = 0, device: str = "cpu", batch_size: int 
     family_runner = registry.get_runner(model, seed=seed, device=device, batch_size=batch_size)
     if family_runner is not None:
         return family_runner
-    if (Path(model) / "config.json").is_file():
+    from .hf_runner import is_hub_id
+
+    if (Path(model) / "config.json").is_file() or is_hub_id(model):
         from .hf_runner import HFRunner          # transformers: only for this runner
 
-        return HFRunner(model, device=device, batch_size=batch_size)
-    names = ", ".join(["random", "oracle", *(f"{n}[:ARG]" for n in registry.runners())])
-    raise UserError(f"--model {model!r}: expected {names} or a folder holding a Hugging Face checkpoint "
-                    "(config.json)")
+        return HFRunner(model, device=device, batch_size=batch_size, seed=seed, **(generation or {}))
+    names = ", ".join(["random", "oracle", *(f"{n}[:ARG]" for n in registry.runners()), "replies:FILE.jsonl"])
+    raise UserError(f"--model {model!r}: expected {names}, a folder holding a Hugging Face checkpoint "
+                    "(config.json) or a Hub id ORG/NAME in the local cache")
