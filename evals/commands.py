@@ -116,7 +116,7 @@ def _eval(a) -> int:
 
 
 def _options(a) -> dict:
-    """The command's model options as provenance.json records them (a checkpoint's generation
+    """The command's model options as eval_run.json records them (a checkpoint's generation
     settings, family default filled in, are the model's own entry there)."""
     return {"model": a.model, "judge": a.judge, "device": a.device_map or a.device}
 

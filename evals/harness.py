@@ -11,7 +11,7 @@ sample, scored on the protocol's chosen reply), ``DIR/transcripts.jsonl`` (every
 names the model and the protocol, so rows of several runs can be reported together. With a
 model ``judge``, every free-text final reply is also graded by the family's model judge
 (``model_judge`` in its row, cached like the turns); the family's reader stays the score
-and ``summary.md`` reports how often the two agree. ``DIR/provenance.json`` records what produced the
+and ``summary.md`` reports how often the two agree. ``DIR/eval_run.json`` records what produced the
 run (procvis version and git commit, the model and its source and generation settings,
 protocol, seed, count, panel sizes, settings, the dataset folder read with ``data``, samples
 per task), and ``summary.md`` says it in one line. Samples are rendered afresh, or read from
@@ -161,7 +161,7 @@ def evaluate(pattern: str, runner: Runner, out: str, count: int | None = None, s
     (written by ``procvis generate``: its seed, size and settings, and its count; a
     seed, size or settings given that differ, or a count above its, are refused; see :mod:`evals.datafolder`). ``count`` None: 10, ``seed``
     None: 0, unless ``data`` decides them; write the results files under ``out``,
-    with ``provenance.json`` recording the provenance (``run``: further entries for it, e.g. the
+    with ``eval_run.json`` recording the provenance (``run``: further entries for it, e.g. the
     command's generation options). With a ``judge`` runner, free-text final replies are also
     graded by their family's model judge. Returns the per-task summary."""
     source = None
@@ -250,7 +250,7 @@ def _run_tasks(tasks, proto: Protocol, runner: Runner, judge: Runner | None, roo
     return results, transcripts
 
 
-RUN_FILE = "provenance.json"
+RUN_FILE = "eval_run.json"
 
 
 def git_commit() -> dict:
@@ -283,7 +283,7 @@ def _model_record(runner: Runner) -> dict:
 def provenance(runner: Runner, judge: Runner | None, pattern: str, protocol: str, tasks, count: int, seed: int,
                size: int | None, settings: dict | None, batch_size: int, data: str | None, summary: dict,
                extra: dict | None = None) -> dict:
-    """The ``provenance.json`` of an evaluation: procvis version and git commit, the model (and
+    """The ``eval_run.json`` of an evaluation: procvis version and git commit, the model (and
     judge) with generation settings, protocol, pattern, seed, count, panel size per task,
     family settings, the dataset folder read (if any) and the samples scored per task;
     ``extra`` entries are added. Returns it as a dict."""

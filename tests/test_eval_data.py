@@ -1,6 +1,6 @@
 """Results you can cite: an evaluation of a dataset folder written by ``generate`` asks the
 same requests and scores the same replies as one that renders afresh; replies made
-elsewhere (``replies:FILE.jsonl``) are scored by the same readers; provenance.json and summary.md
+elsewhere (``replies:FILE.jsonl``) are scored by the same readers; eval_run.json and summary.md
 say what produced a run."""
 import json
 
@@ -39,7 +39,7 @@ def test_a_dataset_folder_scores_as_a_fresh_render(dataset, tmp_path):
         assert (a.id, a.prompt, a.gold, a.options) == (b.id, b.prompt, b.gold, b.options)
         assert len(a.images) == len(b.images) and all(torch.equal(x, y) for x, y in zip(a.images, b.images))
     assert _results(tmp_path / "fresh") == _results(tmp_path / "read")
-    run = json.loads((tmp_path / "read" / "provenance.json").read_text())
+    run = json.loads((tmp_path / "read" / "eval_run.json").read_text())
     assert run["data"] == str(dataset.resolve()) and (run["seed"], run["count"], run["size"]) == (SEED, COUNT, SIZE)
     evaluate(PATTERN, RandomRunner(1), str(tmp_path / "rf"), count=3, seed=SEED, size=SIZE, progress=False)
     evaluate(PATTERN, RandomRunner(1), str(tmp_path / "rr"), count=3, progress=False, data=str(dataset), seed=None)
@@ -109,7 +109,7 @@ def test_replies_made_elsewhere_are_scored_like_a_models(tmp_path):
     evaluate(task, own, str(tmp_path / "own"), count=4, size=SIZE, progress=False)
     strip = [{k: v for k, v in r.items() if k != "model"} for r in rows]
     assert strip == [{k: v for k, v in r.items() if k != "model"} for r in _results(tmp_path / "own")]
-    run = json.loads((tmp_path / "replies" / "provenance.json").read_text())
+    run = json.loads((tmp_path / "replies" / "eval_run.json").read_text())
     assert run["model"]["source"]["replies"] == str(path.resolve()) and run["model"]["name"] == "replies:replies"
     path.write_text("".join(json.dumps(x) + "\n" for x in lines[:3]))
     with pytest.raises(UserError, match=rf"no reply for sample '{task}:0:3' turn 0"):
@@ -119,10 +119,10 @@ def test_replies_made_elsewhere_are_scored_like_a_models(tmp_path):
         make_runner(f"replies:{path}")
 
 
-def test_provenance_json_and_summary_say_what_produced_the_run(tmp_path):
+def test_eval_run_json_and_summary_say_what_produced_the_run(tmp_path):
     evaluate("shapes/same_shape", RandomRunner(2), str(tmp_path / "r"), count=3, seed=5, size=SIZE, progress=False,
              protocol="direct")
-    run = json.loads((tmp_path / "r" / "provenance.json").read_text())
+    run = json.loads((tmp_path / "r" / "eval_run.json").read_text())
     from engine.outputs import procvis_version
 
     assert run["procvis_version"] == procvis_version()

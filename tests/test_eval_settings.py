@@ -162,13 +162,13 @@ def test_the_command_passes_the_settings_and_records_them(tiny, tmp_path):
     out = tmp_path / "run"
     assert main(["eval", TASK, "--model", str(tiny), "--out", str(out), "--count", "2", "--size", "32", "--quiet",
                  "--temperature", "0.5", "--top-p", "0.8", "--seed", "4", "--dtype", "bfloat16"]) == 0
-    gen = json.loads((out / "provenance.json").read_text())["model"]["generation"]
+    gen = json.loads((out / "eval_run.json").read_text())["model"]["generation"]
     assert gen == {"dtype": "torch.bfloat16", "max_new_tokens": MAX_NEW_TOKENS["shapes"], "do_sample": True,
                    "temperature": 0.5, "top_p": 0.8, "seed": 4}
     out2 = tmp_path / "run2"
     assert main(["eval", TASK, "--model", str(tiny), "--out", str(out2), "--count", "2", "--size", "32", "--quiet",
                  "--max-new-tokens", "5"]) == 0
-    run = json.loads((out2 / "provenance.json").read_text())
+    run = json.loads((out2 / "eval_run.json").read_text())
     assert run["model"]["generation"] == {"dtype": "torch.float32", "max_new_tokens": 5, "do_sample": False}
     assert run["model"]["source"] == {"path": str(tiny.resolve())}
     assert "max_new_tokens 5" in (out2 / "summary.md").read_text()
