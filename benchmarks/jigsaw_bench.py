@@ -28,7 +28,7 @@ def _photos(n: int, size: int) -> dict:
     t = time.perf_counter()
     for k in range(n):
         pl = photos.place(20_000 + k // photos.SHOTS)
-        photos._background(pl, k, size)
+        photos.background(pl, k, size)
     return {"total": total, "background": (time.perf_counter() - t) / n}
 
 

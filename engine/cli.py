@@ -414,8 +414,8 @@ def _render(a) -> int:
 
     import numpy as np
 
-    from .canvas import gib, images_per_batch, memory_budget
-    from .preview import ENCODER_BYTES_PER_PX, save_image
+    from .canvas import ENCODER_BYTES_PER_PX, gib, images_per_batch, memory_budget
+    from .preview import save_image
     from .rendering import render
 
     scenes = load_scene_file(a.scene)

@@ -52,7 +52,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .canvas import BUDGET_ENV, WORKER_BASE_BYTES, canvas_size, gib, images_per_batch, memory_budget
+from .canvas import (BUDGET_ENV, ENCODE_BYTES_PER_PX, WORKER_BASE_BYTES, canvas_size, gib, images_per_batch,
+                     memory_budget)
 from .errors import Interrupted, OutputError, UserError
 from .registry import family_of, get_family, get_task, resolve, run_settings
 from .rendering import render
@@ -221,9 +222,6 @@ def render_samples(samples, size, batch_panels: int = 128, device="cpu",
             for (i, k, _), img in zip(chunk, render([p for _, _, p in chunk], hw, device=device)):
                 out[i][k] = img
     return out
-
-
-ENCODE_BYTES_PER_PX = 9        # rendering (3) plus encoding (the row copy and its bytes, 6) per pixel
 
 
 def _pixels(sample, hw: tuple[int, int]) -> int:

@@ -140,7 +140,6 @@ IMAGE_FORMATS = {".png": ("PNG", 2 ** 31 - 1), ".jpg": ("JPEG", 65_535), ".jpeg"
 PNG_LEVEL = 3                 # zlib level: as fast as 1 on rendered images, and smaller files
 PNG_BAND = 256                # rows compressed at a time: a PNG of any size is written in bounded memory
 PNG_STREAM_PX = 64 * 2 ** 20  # above this many pixels a PNG is streamed in bands, below Pillow encodes it
-ENCODER_BYTES_PER_PX = {"PNG": 0, "JPEG": 4, "WEBP": 8}     # Pillow's own copy (and WebP's work) per pixel
 
 
 def image_format(path: str | Path, height: int = 1, width: int = 1) -> str:

@@ -18,7 +18,7 @@ def _col(c) -> np.ndarray:
     return np.asarray(c, np.float32)[:, None, None]
 
 
-def _grain(seed: int, h: int, w: int, amount: float) -> np.ndarray:
+def grain(seed: int, h: int, w: int, amount: float) -> np.ndarray:
     """Pixel noise ``[1, h, w]`` with standard deviation ``amount`` (sensor grain)."""
     return amount * np.random.default_rng(seed).standard_normal((1, h, w)).astype(np.float32)
 
@@ -38,7 +38,7 @@ def sky(seed: int, detail: int, top, bottom, size: tuple[int, int], cover: float
     a = np.clip((dens - cut) * 1.6, 0, 1)
     shade = np.clip(0.5 + 0.35 * np.roll(dens - dens.mean(), 3, axis=0) - 0.25 * np.roll(a, -4, axis=0), 0, 1)
     cloud = _col((250, 250, 252)) * (0.82 + 0.18 * shade) - _col((60, 55, 45)) * (1 - shade) * 0.6
-    return img * (1 - a) + cloud * a + _grain(detail + 2, h, w, 1.5)
+    return img * (1 - a) + cloud * a + grain(detail + 2, h, w, 1.5)
 
 
 def ridge(seed: int, width: int, base: float, height: float) -> np.ndarray:
@@ -59,7 +59,7 @@ def hills(seed: int, line: np.ndarray, colour, haze, size: tuple[int, int]) -> n
     depth = np.clip((y - line[None, :]) * 6, 0, 1)
     rgb = _col(colour) * (0.9 + 0.12 * n)[None]
     rgb = rgb * (0.6 + 0.4 * depth)[None] + _col(haze) * (0.4 - 0.4 * depth)[None]
-    return np.concatenate([rgb + _grain(seed + 6, h, w, 2.0), 255 * a[None]])
+    return np.concatenate([rgb + grain(seed + 6, h, w, 2.0), 255 * a[None]])
 
 
 def ground(seed: int, detail: int, dark, light, size: tuple[int, int], haze, horizon_fade: float = 0.35) -> np.ndarray:
@@ -74,7 +74,7 @@ def ground(seed: int, detail: int, dark, light, size: tuple[int, int], haze, hor
     t = 0.5 + 0.14 * broad + (0.12 + 0.1 * near) * fine + 0.1 * streak
     rgb = _col(dark) + (_col(light) - _col(dark)) * np.clip(t, 0, 1)[None]
     fade = np.clip(horizon_fade * (1 - near * 4), 0, 1)[None]
-    return rgb * (1 - fade) + _col(haze) * fade + _grain(detail + 3, h, w, 4.0)
+    return rgb * (1 - fade) + _col(haze) * fade + grain(detail + 3, h, w, 4.0)
 
 
 def water(seed: int, deep, sky_colour, size: tuple[int, int]) -> np.ndarray:
@@ -88,7 +88,7 @@ def water(seed: int, deep, sky_colour, size: tuple[int, int]) -> np.ndarray:
     glint = np.clip(rip, 0, 1) ** 4
     mix = np.clip(0.35 + 0.25 * rip - 0.3 * near, 0, 1)[None]
     rgb = _col(deep) * (1 - mix) + _col(sky_colour) * mix + 40 * glint[None]
-    return rgb + _grain(seed + 1, h, w, 2.5)
+    return rgb + grain(seed + 1, h, w, 2.5)
 
 
 def facade(seed: int, detail: int, wall, size: tuple[int, int], floors: int, columns: int, lit: float,
@@ -118,7 +118,7 @@ def facade(seed: int, detail: int, wall, size: tuple[int, int], floors: int, col
     img = np.where(frame[None], img * 0.62, img)
     img = np.where(((fy > 0.86) & (fy < 0.9))[None] & (fx > 0.12)[None] & (fx < 0.88)[None], img * 1.18, img)
     side = np.linspace(-1, 1, w, dtype=np.float32)[None, None, :] * light
-    return img * (0.92 + 0.08 * side) + _grain(detail + 3, h, w, 3.0)
+    return img * (0.92 + 0.08 * side) + grain(detail + 3, h, w, 3.0)
 
 
 def foliage(seed: int, detail: int, size: tuple[int, int], colour, light: int) -> np.ndarray:
@@ -136,7 +136,7 @@ def foliage(seed: int, detail: int, size: tuple[int, int], colour, light: int) -
     a = np.clip((edge - r) * min(h, w) * 0.4, 0, 1)
     shade = np.clip(0.5 + 0.3 * xx * light - 0.25 * yy + 0.2 * leaves + 0.12 * lumps, 0, 1)
     rgb = _col(colour) * (0.45 + 0.8 * shade)[None]
-    return np.concatenate([rgb + _grain(detail + 3, h, w, 5.0), 255 * a[None]])
+    return np.concatenate([rgb + grain(detail + 3, h, w, 5.0), 255 * a[None]])
 
 
 def to_u8(img: np.ndarray):

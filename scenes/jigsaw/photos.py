@@ -46,7 +46,7 @@ class Place:
     horizon: float
     light: int
     sky: tuple
-    hill_seed: int
+    seed: int                                                    # the textures, clouds and hills that every shot shares
     hill_height: float
     ground: tuple
     shore: float = 0.0                                           # lake: where the water meets the grass
@@ -109,16 +109,16 @@ def _road_mask(pl: Place, size: int, rows: np.ndarray) -> tuple[np.ndarray, np.n
     return np.abs(across) <= 1, across
 
 
-def _background(pl: Place, shot_seed: int, size: int) -> np.ndarray:
+def background(pl: Place, shot_seed: int, size: int) -> np.ndarray:
     """Sky, hills, ground, water and road composited: ``[3, size, size]`` float."""
     top, bottom = pl.sky
-    img = L.sky(pl.hill_seed + 1, shot_seed, top, bottom, (size, size), cover=0.3 + 0.25 * ((pl.hill_seed >> 3) % 7) / 7,
+    img = L.sky(pl.seed + 1, shot_seed, top, bottom, (size, size), cover=0.3 + 0.25 * ((pl.seed >> 3) % 7) / 7,
                  horizon=pl.horizon)
-    line = L.ridge(pl.hill_seed, size, pl.horizon + 0.01, pl.hill_height)
-    h = L.hills(pl.hill_seed + 10, line, (70, 92, 70), bottom, (size, size))
+    line = L.ridge(pl.seed, size, pl.horizon + 0.01, pl.hill_height)
+    h = L.hills(pl.seed + 10, line, (70, 92, 70), bottom, (size, size))
     img = img * (1 - h[3:] / 255) + h[:3] * (h[3:] / 255)
     y0 = int(round(pl.horizon * size))
-    g = L.ground(pl.hill_seed + 20, shot_seed + 20, *pl.ground, (size - y0, size), bottom)
+    g = L.ground(pl.seed + 20, shot_seed + 20, *pl.ground, (size - y0, size), bottom)
     img[:, y0:] = g
     if pl.kind == "lake":
         s0 = int(round(pl.shore * size))
@@ -129,7 +129,7 @@ def _background(pl: Place, shot_seed: int, size: int) -> np.ndarray:
         t = np.clip((rows + 0.5) / size - pl.horizon, 1e-3, None)[:, None]
         dash = (np.abs(across) < 0.03) & ((0.5 / t) % 1.0 < 0.5)
         edge = (np.abs(across) > 0.9) & (np.abs(across) <= 0.95)
-        road = np.where(dash[None] | edge[None], 225.0, 82.0) + L._grain(shot_seed + 40, size - y0, size, 5.0)
+        road = np.where(dash[None] | edge[None], 225.0, 82.0) + L.grain(shot_seed + 40, size - y0, size, 5.0)
         img[:, y0:] = np.where(inside[None], road, img[:, y0:])
     return img
 
@@ -211,19 +211,18 @@ def photo(p: int, shot: int, size: int) -> "torch.Tensor":  # noqa: F821
     seed = int(rng.integers(2 ** 30))
     s = Scene(background=(255, 255, 255))
     for k, b in enumerate(pl.buildings):
-        _building(s, pl, b, pl.hill_seed + 100 + k, seed + 100 + k)
+        _building(s, pl, b, pl.seed + 100 + k, seed + 100 + k)
     for t, side in pl.lamps:
         _lamp(s, pl, t, side)
-    movers = [("car", None)] * (int(rng.integers(1, 5)) if pl.road is not None else 0)
-    movers += [("person", None)] * int(rng.integers(2, 7))
+    movers = ["car"] * (int(rng.integers(1, 5)) if pl.road is not None else 0) + ["person"] * int(rng.integers(2, 7))
     things = [(t[1], "tree", t) for t in pl.trees]
-    for kind, _ in movers:
+    for kind in movers:
         things.append((float(rng.uniform(pl.horizon, 1)), kind, int(rng.integers(2 ** 30))))
     for _, kind, arg in sorted(things, key=lambda t: t[0]):
         if kind == "tree":
-            _tree(s, pl, arg, pl.hill_seed + int(arg[0] * 1000), seed + int(arg[0] * 1000))
+            _tree(s, pl, arg, pl.seed + int(arg[0] * 1000), seed + int(arg[0] * 1000))
         elif kind == "car":
             _car(s, pl, np.random.default_rng(arg))
         else:
             _person(s, pl, np.random.default_rng(arg))
-    return render([s], size, background=L.to_u8(_background(pl, seed, size))[None])[0]
+    return render([s], size, background=L.to_u8(background(pl, seed, size))[None])[0]
