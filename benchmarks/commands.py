@@ -17,6 +17,7 @@ BENCHMARKS = {
     "bongard": ("bongard_bench", "Bongard problems per second vs the reference figure"),
     "kiva": ("kiva_bench", "KiVA trials per second vs the public scripts"),
     "jigsaw": ("jigsaw_bench", "built-in Jigsaw photographs and items per second per task"),
+    "gpu": ("gpu_bench", "the CUDA path: parity with the CPU per family; render, stream and eval images/s"),
     "profile": ("profile_bench", "per family: sampling, collation, rendering, encoding, writing per sample"),
 }
 

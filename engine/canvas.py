@@ -68,13 +68,19 @@ def physical_memory() -> int:
         return 8 << 30
 
 
-def memory_budget() -> int:
-    """Bytes one render may hold: ``$PROCVIS_MEMORY_BUDGET`` (e.g. ``6G``) or a quarter of
-    the physical memory."""
+def memory_budget(device=None) -> int:
+    """Bytes one render may hold: ``$PROCVIS_MEMORY_BUDGET`` (e.g. ``6G``), else half the
+    free memory of a CUDA ``device``, else a quarter of the physical memory."""
     import os
 
     given = os.environ.get(BUDGET_ENV)
-    return parse_bytes(given) if given else physical_memory() // BUDGET_SHARE
+    if given:
+        return parse_bytes(given)
+    if device is not None and getattr(device, "type", None) == "cuda":
+        import torch
+
+        return torch.cuda.mem_get_info(device)[0] // 2
+    return physical_memory() // BUDGET_SHARE
 
 
 def image_bytes(size, backend: str = "numba") -> int:

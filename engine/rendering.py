@@ -89,7 +89,7 @@ def render(scenes: Sequence[Scene] | SceneBatch, size=224, device="cpu", backgro
     device = torch.device(device)
     if backend == "auto":
         backend = "numba" if device.type == "cpu" else "torch"
-    step = _batch_step(len(batch), H, W, backend, dtype, background)
+    step = _batch_step(len(batch), H, W, backend, dtype, background, device)
     if step >= len(batch):
         return _render_batch(batch, H, W, device, background, backend, dtype)
     out = torch.empty((len(batch), 3, H, W), dtype=dtype, device=device)
@@ -100,10 +100,11 @@ def render(scenes: Sequence[Scene] | SceneBatch, size=224, device="cpu", backgro
     return out
 
 
-def _batch_step(B: int, H: int, W: int, backend: str, dtype: torch.dtype, background) -> int:
+def _batch_step(B: int, H: int, W: int, backend: str, dtype: torch.dtype, background,
+                device: torch.device) -> int:
     """How many of the ``B`` scenes to render at once so that the result plus the work fit the
-    memory budget (``UserError`` when the result alone does not)."""
-    budget = memory_budget()
+    memory budget of ``device`` (``UserError`` when the result alone does not)."""
+    budget = memory_budget(device if backend == "torch" else None)
     elem = 1 if dtype == torch.uint8 else torch.empty((), dtype=dtype).element_size()
     result = B * 3 * H * W * elem
     if result > budget:

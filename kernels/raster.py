@@ -22,7 +22,7 @@ def prepare(p: Primitives, height: int, width: int) -> Prepared:
     vertices is computed here."""
     dev = p.center.device
     # Invalid slots sort last; a stable sort keeps insertion order among equal orders.
-    key = torch.where(p.valid, p.order.double(), torch.tensor(float("inf"), dtype=torch.float64, device=dev))
+    key = p.order.double().masked_fill(~p.valid, float("inf"))      # no host-to-device copy
     perm = torch.argsort(key, dim=1, stable=True)
     s = float(width)
     center = p.center.float() * s

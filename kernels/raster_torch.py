@@ -7,7 +7,9 @@ order, one depth level at a time across all tiles at once.
 """
 from __future__ import annotations
 
+import functools
 import math
+import os
 
 import torch
 import torch.nn.functional as F
@@ -18,6 +20,7 @@ from .raster import world_vertices
 TILE = 16
 ENTRY_BUDGET = 1 << 14          # (tile, primitive) entries evaluated at once
 ELEMENT_BUDGET = 1 << 24        # entries x pixels x vertices in one polygon evaluation
+COMPILE_ENV = "PROCVIS_COMPILE"  # "1": coverage compiled into fused kernels on CUDA
 
 
 def _local(dx, dy, cs):
@@ -110,11 +113,40 @@ def _coverage(kind, px, py, q: dict, atlas, sprites, sprite_hw):
     return a, a[..., None] * color[:, None, :]
 
 
+def budgets(device: torch.device) -> tuple[int, int]:
+    """``(entries, elements)`` evaluated at once on ``device``: the module's fixed budgets on
+    the CPU (sized for its caches), a share of the free memory on a GPU, whose throughput
+    needs large launches. Each entry holds about ``4 * 24 * TILE * TILE`` bytes of colour,
+    alpha and pixel coordinates; each element about 48 bytes of temporaries."""
+    if device.type != "cuda":
+        return ENTRY_BUDGET, ELEMENT_BUDGET
+    free, _ = torch.cuda.mem_get_info(device)
+    share = free // 4
+    return max(ENTRY_BUDGET, share // (24 * TILE * TILE * 4)), max(ELEMENT_BUDGET, share // 48)
+
+
+@functools.lru_cache(maxsize=1)
+def _compiled_coverage():
+    return torch.compile(_coverage, dynamic=True)
+
+
+def _coverage_on(device: torch.device):
+    """The coverage function for ``device``: compiled into fused kernels (one per geometry,
+    any entry count) on CUDA when ``$PROCVIS_COMPILE`` is ``1``; eager otherwise. Eager
+    evaluation of an outline materialises ``[entries, vertices, pixels]`` temporaries."""
+    if device.type == "cuda" and os.environ.get(COMPILE_ENV, "0") == "1":
+        return _compiled_coverage()
+    return _coverage
+
+
 def rasterize(prep: Prepared, height: int, width: int, background: torch.Tensor,
               atlas: torch.Tensor, sprites: torch.Tensor, sprite_hw: torch.Tensor) -> torch.Tensor:
     """Render prepared primitives over ``background [B,3,H,W]`` (float in [0,1]).
 
-    Returns a float32 ``[B,3,H,W]`` tensor in [0,1] on the primitives' device.
+    The host reads the device once per batch (entries per scene, to cut the batch into
+    chunks of bounded work) and once per chunk (group sizes and depth counts); everything
+    else is queued without waiting. Returns a float32 ``[B,3,H,W]`` tensor in [0,1] on the
+    primitives' device.
     """
     B, N = prep.geom.shape
     dev = prep.center.device
@@ -133,6 +165,7 @@ def rasterize(prep: Prepared, height: int, width: int, background: torch.Tensor,
     ar_x = torch.arange(TX, device=dev)[None, None, :, None]
     ly = torch.arange(T, device=dev).repeat_interleave(T).float() + 0.5
     lx = torch.arange(T, device=dev).repeat(T).float() + 0.5
+    entry_budget, element_budget = budgets(dev)
 
     # Entries are counted per scene so that scenes can be taken in chunks of bounded work.
     spans = ((tx1 - tx0 + 1) * (ty1 - ty0 + 1)).clamp_min(0) * live
@@ -140,62 +173,106 @@ def rasterize(prep: Prepared, height: int, width: int, background: torch.Tensor,
     start = 0
     while start < B:
         stop, work = start, 0
-        while stop < B and (stop == start or work + per_scene[stop] <= ENTRY_BUDGET):
+        while stop < B and (stop == start or work + per_scene[stop] <= entry_budget):
             work += per_scene[stop]
             stop += 1
         sl = slice(start, stop)
         hit = (live[sl, None, None, :] & (ar_y >= ty0[sl, None, None, :]) & (ar_y <= ty1[sl, None, None, :])
                & (ar_x >= tx0[sl, None, None, :]) & (ar_x <= tx1[sl, None, None, :]))
-        eb, ey, ex, ek = hit.nonzero(as_tuple=True)     # sorted by tile, then draw order
-        eb = eb + start
-        en = prep.perm[eb, ek]                          # draw position -> slot
-        if len(eb):
-            _composite_entries(prep, eb, ey, ex, en, TY, TX, lx, ly, tiles, atlas, sprites, sprite_hw)
+        if work:
+            eb, ey, ex, ek = _compact(hit, work)      # sorted by tile, then draw order
+            eb = eb + start
+            en = prep.perm[eb, ek]                    # draw position -> slot
+            _composite_entries(prep, eb, ey, ex, en, TY, TX, lx, ly, tiles, atlas, sprites, sprite_hw,
+                               element_budget)
         start = stop
 
     out = tiles.reshape(B, TY, TX, T, T, 3).permute(0, 5, 1, 3, 2, 4).reshape(B, 3, TY * T, TX * T)
     return out[:, :, :height, :width].contiguous()
 
 
-def _composite_entries(prep, eb, ey, ex, en, TY, TX, lx, ly, tiles, atlas, sprites, sprite_hw):
+def _compact(hit: torch.Tensor, count: int) -> tuple[torch.Tensor, ...]:
+    """The indices of the ``count`` true elements of ``hit`` (row-major order, as
+    ``nonzero`` gives them), one ``[count]`` tensor per dimension, found without asking the
+    device how many there are: each true element is scattered to its rank, the rest to a
+    spare slot."""
+    flat = hit.reshape(-1)
+    slot = torch.where(flat, torch.cumsum(flat, 0) - 1, count)
+    where = torch.empty(count + 1, dtype=torch.long, device=hit.device)
+    where.scatter_(0, slot, torch.arange(flat.numel(), device=hit.device))
+    where = where[:count]
+    out = []
+    for n in reversed(hit.shape):
+        out.append(where % n)
+        where = where // n
+    return tuple(reversed(out))
+
+
+# Entries are evaluated in groups of one geometry; outlines also by vertex count, so that a
+# triangle is not padded to a spline's length.
+_VERTEX_BINS = (8, 16, 64)
+_GROUPS = ([(ELLIPSE, 0)] + [(POLYGON, b) for b in range(4)] + [(POLYLINE, b) for b in range(4)]
+           + [(GLYPH, 0), (SPRITE, 0)])
+
+
+def _group_index(geom: torch.Tensor, nverts: torch.Tensor) -> torch.Tensor:
+    """The index in ``_GROUPS`` of each entry ``[E]``."""
+    b = sum((nverts > v).long() for v in _VERTEX_BINS)
+    g = torch.full_like(geom, 9)
+    g = torch.where(geom == ELLIPSE, 0, g)
+    g = torch.where(geom == POLYGON, 1 + b, g)
+    g = torch.where(geom == POLYLINE, 5 + b, g)
+    return torch.where(geom == SPRITE, 10, g)
+
+
+def _composite_entries(prep, eb, ey, ex, en, TY, TX, lx, ly, tiles, atlas, sprites, sprite_hw, element_budget):
     E = len(eb)
     P = lx.numel()
+    N = prep.geom.shape[1]
+    dev = lx.device
     px = (ex * TILE).float()[:, None] + lx[None, :]
     py = (ey * TILE).float()[:, None] + ly[None, :]
-    alpha = torch.empty(E, P, device=px.device)
-    color = torch.empty(E, P, 3, device=px.device)
-    geom = prep.geom[eb, en]
-    for kind in (ELLIPSE, POLYGON, POLYLINE, GLYPH, SPRITE):
-        sel = (geom == kind).nonzero(as_tuple=True)[0]
-        if len(sel) == 0:
-            continue
-        if kind in (POLYGON, POLYLINE):
-            # Group by vertex count so a triangle is not padded to a spline's length.
-            nv = prep.nverts[eb[sel], en[sel]]
-            for lo, hi in ((0, 8), (8, 16), (16, 64), (64, 1 << 30)):
-                part = sel[(nv > lo) & (nv <= hi)] if lo else sel[nv <= hi]
-                if len(part):
-                    vmax = int(prep.nverts[eb[part], en[part]].max())
-                    _fill(kind, part, vmax, eb, en, px, py, prep, alpha, color, atlas, sprites, sprite_hw)
-        else:
-            _fill(kind, sel, 0, eb, en, px, py, prep, alpha, color, atlas, sprites, sprite_hw)
+    alpha = torch.empty(E, P, device=dev)
+    color = torch.empty(E, P, 3, device=dev)
+    nverts = prep.nverts[eb, en]
+    group = _group_index(prep.geom[eb, en], nverts)
+    by_group = torch.argsort(group, stable=True)
+    G = len(_GROUPS)
+    sizes = torch.zeros(G, dtype=torch.long, device=dev).scatter_add_(0, group, torch.ones_like(group))
+    vmax = torch.zeros(G, dtype=torch.long, device=dev).scatter_reduce(0, group, nverts.long(), "amax")
 
+    # Depth: an entry's rank among the entries of its tile (a tile holds each primitive at
+    # most once, so ranks are below N); entries of one rank touch distinct tiles.
     tile_id = (eb * TY + ey) * TX + ex
-    first = torch.ones(E, dtype=torch.bool, device=px.device)
+    first = torch.ones(E, dtype=torch.bool, device=dev)
     first[1:] = tile_id[1:] != tile_id[:-1]
-    starts = torch.nonzero(first, as_tuple=True)[0]
-    run = torch.cumsum(first.long(), 0) - 1
-    rank = torch.arange(E, device=px.device) - starts[run]
-    for k in range(int(rank.max()) + 1):
-        at = (rank == k).nonzero(as_tuple=True)[0]
-        t = tile_id[at]
-        a = alpha[at][..., None]
-        tiles[t] = tiles[t] * (1.0 - a) + color[at]
+    pos = torch.arange(E, device=dev)
+    rank = pos - torch.cummax(torch.where(first, pos, 0), 0).values
+    by_rank = torch.argsort(rank, stable=True)
+    depth = torch.zeros(N, dtype=torch.long, device=dev).scatter_add_(0, rank, torch.ones_like(rank))
+
+    counts = torch.cat([sizes, vmax, depth]).tolist()           # the chunk's one read of the device
+    sizes, vmax, depth = counts[:G], counts[G:2 * G], counts[2 * G:]
+    at = 0
+    for (kind, _), n, v in zip(_GROUPS, sizes, vmax):
+        if n:
+            _fill(kind, by_group[at:at + n], v if kind in (POLYGON, POLYLINE) else 0, eb, en, px, py, prep,
+                  alpha, color, atlas, sprites, sprite_hw, element_budget)
+        at += n
+    at = 0
+    for n in depth:
+        if n == 0:
+            break
+        sel = by_rank[at:at + n]
+        t = tile_id[sel]
+        a = alpha[sel][..., None]
+        tiles[t] = tiles[t] * (1.0 - a) + color[sel]
+        at += n
 
 
-def _fill(kind, sel, vmax, eb, en, px, py, prep, alpha, color, atlas, sprites, sprite_hw):
+def _fill(kind, sel, vmax, eb, en, px, py, prep, alpha, color, atlas, sprites, sprite_hw, element_budget):
     P = px.shape[1]
-    step = max(1, ELEMENT_BUDGET // (P * max(vmax, 1)))
+    step = max(1, element_budget // (P * max(vmax, 1)))
     for i in range(0, len(sel), step):
         part = sel[i:i + step]
         b, n = eb[part], en[part]
@@ -204,6 +281,6 @@ def _fill(kind, sel, vmax, eb, en, px, py, prep, alpha, color, atlas, sprites, s
              "stroke": prep.stroke[b, n], "shell": prep.shell[b, n], "index": prep.index[b, n]}
         if vmax:
             q["verts"] = world_vertices(prep.verts[b, n, :vmax], q["center"], q["half"], q["cs"])
-        a, c = _coverage(kind, px[part], py[part], q, atlas, sprites, sprite_hw)
+        a, c = _coverage_on(px.device)(kind, px[part], py[part], q, atlas, sprites, sprite_hw)
         alpha[part] = a
         color[part] = c

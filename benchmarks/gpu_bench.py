@@ -1,0 +1,221 @@
+"""The CUDA path on a GPU, one run: parity of the torch renderer on CUDA with the numba
+renderer on the CPU for every family (the same samples drawn both ways), and images/s of
+rendering (a collated batch), of the ELVIS stream into GPU memory and of in-process
+evaluation, each beside the CPU path measured on the same machine in the same run.
+Run: ``procvis bench gpu [--quick] [--results ...]`` on a machine with CUDA.
+"""
+from __future__ import annotations
+
+import os
+import time
+
+import torch
+
+from engine.batch import SceneBatch
+from engine.errors import UserError
+from engine.outputs import render_samples
+from engine.registry import get_task, list_tasks
+from engine.rendering import render
+from kernels.raster_torch import COMPILE_ENV
+
+from .render_bench import make_scenes, rate
+from .results_file import publish, run_meta
+
+FAMILIES = ("shapes/*", "elvis/*", "perceptv/*", "perceptv_fixed/*", "kiva/*", "kiva_adults/*",
+            "kiva_compositional/*", "bongard/*", "jigsaw/*")
+SIZE = 224
+
+
+def _tasks(pattern: str, n: int) -> list[str]:
+    """Up to ``n`` task ids of ``pattern``, spread evenly over its sorted list."""
+    ids = list_tasks(pattern)
+    return [ids[k * len(ids) // n] for k in range(min(n, len(ids)))]
+
+
+def _sync() -> None:
+    torch.cuda.synchronize()
+
+
+def parity(per_family: int, samples: int = 2) -> list[dict]:
+    """Per family: panels compared, the largest difference in 0..255 levels between CUDA and
+    the CPU renderer, the share of channel values more than 2 apart, and the task where the
+    largest difference occurred."""
+    rows = []
+    for pattern in FAMILIES:
+        row = {"family": pattern, "tasks": 0, "panels": 0, "max": 0, "over2": 0, "values": 0, "worst": ""}
+        for t in _tasks(pattern, per_family):
+            try:
+                ss = get_task(t).samples(0, range(samples))
+            except Exception as e:          # e.g. a machine without the 3D stack: reported, not fatal
+                row.setdefault("errors", []).append(f"{t}: {type(e).__name__}: {str(e)[:120]}")
+                continue
+            for cpu, gpu in zip(render_samples(ss, SIZE, device="cpu"), render_samples(ss, SIZE, device="cuda")):
+                _compare(row, t, cpu, gpu)
+            row["tasks"] += 1
+        rows.append(row)
+        print(f"parity {pattern:<22} {row['tasks']:>4} tasks {row['panels']:>5} panels  max {row['max']}  "
+              f"over 2: {row['over2']}/{row['values']}", row.get("errors", ""), flush=True)
+    return rows
+
+
+def _compare(row: dict, task: str, cpu: list, gpu: list) -> None:
+    for a, b in zip(cpu, gpu):
+        d = (a.int() - b.cpu().int()).abs()
+        row["panels"] += 1
+        row["over2"] += int((d > 2).sum())
+        row["values"] += d.numel()
+        if int(d.max()) > row["max"]:
+            row["max"], row["worst"] = int(d.max()), task
+
+
+def render_rates(quick: bool) -> list[dict]:
+    """Images/s of one collated batch at 224 px on CUDA (several batch sizes, the primitives'
+    copy to the device included) and with numba on all the machine's cores."""
+    repeats = 3 if quick else 7
+    rows = []
+    for prims in (5, 20, 100):
+        base = make_scenes(prims, 256, seed=prims)
+        cpu = SceneBatch.from_scenes(base * 4)
+        row = {"prims": prims, "numba": rate(len(cpu), lambda: render(cpu, SIZE, backend="numba"), repeats)}
+        for b in (1024, 4096) if quick else (1024, 4096, 16384):
+            batch = SceneBatch.from_scenes(base * (b // len(base)))
+
+            def on_gpu(batch=batch):
+                render(batch, SIZE, device="cuda")
+                _sync()
+            row[f"cuda_{b}"] = rate(b, on_gpu, repeats)
+            if b >= 4096:                       # coverage compiled into fused kernels (warm-up compiles)
+                os.environ[COMPILE_ENV] = "1"
+                try:
+                    row[f"compiled_{b}"] = rate(b, on_gpu, repeats)
+                finally:
+                    os.environ.pop(COMPILE_ENV)
+        rows.append(row)
+        print("render", prims, "prims:", {k: round(v[0]) for k, v in row.items() if k != "prims"}, flush=True)
+    return rows
+
+
+def render_profile(prims: int = 20, batch: int = 4096, top: int = 12) -> list[tuple[str, float]]:
+    """The CUDA kernels taking most of the device time of one render of ``batch`` collated
+    scenes of ``prims`` primitives at 224 px: ``(name, share of device time)``."""
+    from torch.profiler import ProfilerActivity, profile
+
+    scenes = SceneBatch.from_scenes(make_scenes(prims, 256, seed=prims) * (batch // 256))
+    render(scenes, SIZE, device="cuda")
+    _sync()
+    with profile(activities=[ProfilerActivity.CUDA, ProfilerActivity.CPU]) as prof:
+        render(scenes, SIZE, device="cuda")
+        _sync()
+    events = [e for e in prof.key_averages() if e.device_time_total > 0 and e.device_type.name == "CUDA"]
+    total = sum(e.device_time_total for e in events) or 1.0
+    events.sort(key=lambda e: -e.device_time_total)
+    rows = [(e.key[:90], e.device_time_total / total) for e in events[:top]]
+    print(f"profile: {total / 1e3:.1f} ms of device time for {batch} images;",
+          "; ".join(f"{n} {s:.0%}" for n, s in rows), flush=True)
+    return rows
+
+
+def stream_rates(quick: bool) -> dict:
+    """Images/s of ``stream('elvis/*')`` at 224 px, batch 256, read to the end of a bounded
+    stream: rendered on CUDA in the main process, and rendered by the CPU in DataLoader
+    workers (one per core) then copied to the GPU."""
+    from torch.utils.data import DataLoader
+
+    from engine.streams import stream
+
+    batches = 8 if quick else 40
+    out = {"batch": 256, "images": 256 * batches}
+
+    def main_process():
+        for b in stream("elvis/*", seed=0, batch_size=256, size=SIZE, device="cuda", count=256 * batches):
+            b["images"].float().mean()
+        _sync()
+    out["cuda_main"] = rate(256 * batches, main_process, 1)
+    workers = max(1, (os.cpu_count() or 2) - 1)
+    ds = stream("elvis/*", seed=1, batch_size=256, size=SIZE, count=256 * batches, threads=1)
+    loader = DataLoader(ds, batch_size=None, num_workers=workers, pin_memory=True, prefetch_factor=4,
+                        persistent_workers=True)        # started by the warm-up pass, not timed
+
+    def cpu_workers():
+        for b in loader:
+            b["images"].to("cuda", non_blocking=True).float().mean()
+        _sync()
+    out["workers"] = workers
+    out["cpu_workers_to_cuda"] = rate(256 * batches, cpu_workers, 2)
+    print("stream", {k: (round(v[0]) if isinstance(v, tuple) else v) for k, v in out.items()}, flush=True)
+    return out
+
+
+def eval_rates(quick: bool) -> dict:
+    """Samples/s of in-process evaluation (render, a tiny random checkpoint answers, replies
+    read) with rendering and the model on the CPU, and on CUDA."""
+    import tempfile
+    from pathlib import Path
+
+    from engine.replies import parse_reply
+    from evals.hf_runner import HFRunner
+    from evals.tiny_model import build_tiny_model
+
+    from .eval_bench import PATTERN, _requests
+
+    n = 32 if quick else 128
+    tasks = [get_task(t) for t in list_tasks(PATTERN)]
+    ss = [tasks[i % len(tasks)].sample(0, i // len(tasks)) for i in range(n)]
+    out = {"n": n}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = build_tiny_model(Path(tmp) / "tiny")
+        replies = {}
+        for dev in ("cpu", "cuda"):
+            runner = HFRunner(path, device=dev, batch_size=32, max_new_tokens=8)
+
+            def once(dev=dev, runner=runner):
+                got = runner.generate(_requests(ss, render_samples(ss, SIZE, device=dev)))
+                replies[dev] = [parse_reply(r, s.answer_type, s.options).value for r, s in zip(got, ss)]
+            out[dev] = rate(n, once, 2 if quick else 3)
+    out["same_answers"] = replies["cpu"] == replies["cuda"]
+    print("eval", out, flush=True)
+    return out
+
+
+def run(quick: bool = False) -> dict:
+    if not torch.cuda.is_available():
+        raise UserError("procvis bench gpu needs a CUDA device; this torch build sees none")
+    t0 = time.perf_counter()
+    res = {"parity": parity(2 if quick else int(os.environ.get("PROCVIS_PARITY_TASKS", 12))), "render": render_rates(quick), "stream": stream_rates(quick),
+           "eval": eval_rates(quick)}
+    res["meta"] = run_meta(gpu=torch.cuda.get_device_name(0), seconds=round(time.perf_counter() - t0))
+    return res
+
+
+def _f(v) -> str:
+    return f"{v[0]:,.0f}" if isinstance(v, tuple) else str(v)
+
+
+def to_markdown(r: dict) -> str:
+    m = r["meta"]
+    lines = [f"{m['gpu']}, {m.get('cores')} CPU cores, torch {m.get('torch')}, commit {m.get('commit')}, "
+             f"{m['date']} ({m['seconds']} s).", "",
+             "Parity, CUDA (torch renderer) against the CPU (numba), the same samples at 224 px:", "",
+             "| family | tasks | panels | largest difference (levels) | values > 2 apart | worst task |",
+             "| --- | ---: | ---: | ---: | ---: | --- |"]
+    for p in r["parity"]:
+        lines.append(f"| `{p['family']}` | {p['tasks']} | {p['panels']} | {p['max']} | "
+                     f"{p['over2']} of {p['values']:,} | {p['worst'] or '-'} |")
+    cols = [k for k in r["render"][0] if k.startswith(("cuda_", "compiled_"))]
+    lines += ["", "Rendering a collated batch at 224 px, images/s (median; CUDA includes copying the "
+              "primitives to the device; numba uses every CPU core of the same machine):", "",
+              "| primitives | numba (CPU) | " + " | ".join(f"CUDA{', compiled' if c.startswith('compiled') else ''}, batch {c.split('_')[1]}" for c in cols) + " |",
+              "| ---: | ---: | " + " | ".join("---:" for _ in cols) + " |"]
+    for row in r["render"]:
+        lines.append(f"| {row['prims']} | {_f(row['numba'])} | " + " | ".join(_f(row[c]) for c in cols) + " |")
+    s, e = r["stream"], r["eval"]
+    lines += ["", f"`stream('elvis/*')` at 224 px, batch {s['batch']}, {s['images']} images into GPU memory: "
+              f"rendered on CUDA in the main process {_f(s['cuda_main'])} images/s; rendered on the CPU by "
+              f"{s['workers']} DataLoader workers and copied {_f(s['cpu_workers_to_cuda'])} images/s.", "",
+              f"In-process evaluation ({e['n']} `shapes/*` samples, tiny random checkpoint, 8 new tokens): "
+              f"CPU {_f(e['cpu'])} samples/s, CUDA {_f(e['cuda'])} samples/s; same answers: {e['same_answers']}.", ""]
+    return "\n".join(lines)
+
+
+def main(quick: bool = False, out: str | None = None) -> int:
+    return publish(to_markdown(run(quick)), out, "gpu-bench", "The CUDA path on a GPU (`procvis bench gpu`)")
