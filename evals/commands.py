@@ -54,6 +54,9 @@ def _generation_args(p) -> None:
     g.add_argument("--device-map", default=None, metavar="MAP",
                    help="passed to from_pretrained (e.g. auto: spread over the GPUs; needs accelerate); "
                         "replaces --device")
+    g.add_argument("--trust-remote-code", action="store_true",
+                   help="run a checkpoint whose model or processor is Python code in its folder (auto_map in "
+                        "config.json); off by default: such a checkpoint is refused, never prompted for")
 
 
 def _protocol_list() -> str:
@@ -78,7 +81,8 @@ def _check_protocol(a, settings: dict | None = None) -> list:
 def _generation(a, tasks) -> dict:
     """The Hugging Face runner's generation settings from the command's options (the
     families' default ``max_new_tokens`` when it is not given, see
-    :func:`evals.hf_runner.default_max_new_tokens`). Returns them as keyword arguments."""
+    :func:`evals.hf_runner.default_max_new_tokens`) and ``--trust-remote-code``. Returns them
+    as keyword arguments."""
     from .hf_runner import default_max_new_tokens, parse_dtype
 
     parse_dtype(a.dtype)
@@ -86,7 +90,7 @@ def _generation(a, tasks) -> dict:
         raise UserError(f"--top-p {a.top_p!r}: must lie in (0, 1]")
     tokens = a.max_new_tokens or default_max_new_tokens(t.family for t in tasks)
     return {"max_new_tokens": tokens, "temperature": a.temperature, "top_p": a.top_p, "dtype": a.dtype,
-            "device_map": a.device_map}
+            "device_map": a.device_map, "trust_remote_code": a.trust_remote_code}
 
 
 def _eval(a) -> int:

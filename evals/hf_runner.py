@@ -10,12 +10,23 @@ A ``--model`` that is not a folder but reads ``ORG/NAME`` (optionally ``@REVISIO
 Hugging Face Hub id, resolved from the local cache only (:func:`resolve_checkpoint`; nothing
 is downloaded).
 
-Supported here: processors that construct without torchvision. On CPU machines without it
-that means families whose image processor has a numpy/PIL backend chosen by
-``AutoProcessor`` (LLaVA is tested; Idefics3-style processors have such a backend);
-processors whose video slot needs torchvision (Qwen2-VL, Qwen2.5-VL, SmolVLM) fail to load
-there and need a machine with torchvision, where the fast processors take the tensors
-directly.
+Families run in process here (each tested end to end through ``procvis eval`` from a tiny
+random checkpoint, with the same replies at batch sizes 1 and 3: ``evals.tiny_families``):
+LLaVA, LLaVA-NeXT, Idefics3 (SmolVLM), SmolVLM2 (its processor needs the num2words
+package), PaliGemma, Gemma 3, Qwen2-VL, Qwen2.5-VL, Qwen3-VL and InternVL (the
+transformers-native ``-hf`` checkpoints); any other ``AutoModelForImageTextToText`` model
+whose processor takes images nested per request should run too. Images go to the
+processor nested per request (``[[request 1's images], [request 2's], ...]``), which every
+family counts its image tokens against. Without torchvision, a processor is built without
+its video part (video processors need torchvision; images use the PIL image processors),
+see :func:`without_video`. A checkpoint with no chat template (PaliGemma's) gets
+:func:`default_chat_template`.
+
+Loading never prompts: a checkpoint whose code lives in its folder (``auto_map``) runs only
+with ``trust_remote_code`` (``--trust-remote-code``), and a checkpoint that cannot run (no
+config or weights, a model type this transformers does not know or does not run as a
+vision-language model, a missing package, unreadable files) is a one-line
+:class:`UserError` naming what is missing (:func:`check_checkpoint`, :func:`load_checkpoint`).
 
 A runner's ``identity`` is what its replies depend on: a sha256 over the checkpoint's files
 (config, weights, tokenizer, processor; hashed once per file path, size and modification
@@ -127,6 +138,165 @@ def _check_generation(max_new_tokens, temperature, top_p) -> None:
         raise UserError(f"--top-p {top_p!r}: must lie in (0, 1]")
 
 
+WEIGHT_FILES = ("*.safetensors", "*.safetensors.index.json", "pytorch_model*.bin", "pytorch_model.bin.index.json")
+TESTED_FAMILIES = ("llava", "llava_next", "idefics3", "smolvlm", "paligemma", "gemma3", "qwen2_vl", "qwen2_5_vl",
+                   "qwen3_vl", "internvl")     # model types tests/test_hf_families.py runs (evals/tiny_families.py)
+LOAD_ERRORS = (OSError, ValueError, ImportError, KeyError, RuntimeError)   # a checkpoint transformers cannot load
+
+
+def default_chat_template(image_token: str) -> str:
+    """The chat template of a checkpoint that ships none (PaliGemma's do not): every image of
+    the conversation as ``image_token``, then the turns' texts, one a line, with no role
+    names (such a processor adds its own prefix and separator). Returns the Jinja source."""
+    return ("{% for m in messages %}{% for c in m['content'] %}{% if c['type'] == 'image' %}" + image_token
+            + "{% endif %}{% endfor %}{% endfor %}{% for m in messages %}{% for c in m['content'] %}"
+            "{% if c['type'] == 'text' %}{{ c['text'] }}{% endif %}{% endfor %}"
+            "{% if not loop.last %}{{ '\\n' }}{% endif %}{% endfor %}")
+
+
+def without_video(cls: type) -> type:
+    """A subclass of the processor class ``cls`` (of the same name, saving the same files
+    less the video part) that neither loads nor holds a video processor: video processors
+    need torchvision, images do not. Build it with ``video_processor=None``. Returns ``cls``
+    itself when it has no video processor."""
+    parts = cls.get_attributes()
+    if "video_processor" not in parts:
+        return cls
+    slot = parts.index("video_processor")
+
+    class Processor(cls):
+        @classmethod
+        def get_attributes(c) -> list[str]:
+            """The sub-processors loaded, held and saved: ``cls``'s less the video processor."""
+            return [p for p in parts if p != "video_processor"]
+
+        @classmethod
+        def _get_arguments_from_pretrained(c, *args, **kwargs) -> list:
+            """The loaded sub-processors in ``cls``'s argument order, None for the video processor."""
+            loaded = super()._get_arguments_from_pretrained(*args, **kwargs)
+            return [*loaded[:slot], None, *loaded[slot:]]
+
+    if "video_processor" in getattr(getattr(cls.apply_chat_template, "__code__", None), "co_names", ()):
+        from transformers.processing_utils import ProcessorMixin
+
+        # SmolVLM's reads its video processor's frame defaults before rendering: render as every processor does
+        Processor.apply_chat_template = ProcessorMixin.apply_chat_template
+
+    Processor.__name__ = Processor.__qualname__ = cls.__name__
+    Processor.__module__, Processor.__doc__ = cls.__module__, cls.__doc__
+    return Processor
+
+
+def _read_config(path: Path) -> dict:
+    """``path``'s config.json as a dict; a :class:`UserError` when there is none or it is not JSON."""
+    try:
+        config = json.loads((path / "config.json").read_text())
+    except FileNotFoundError:
+        raise UserError(f"--model {str(path)!r}: no model checkpoint there (expected a folder with "
+                        "config.json)") from None
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise UserError(f"--model {str(path)!r}: config.json is not readable JSON ({e})") from None
+    if not isinstance(config, dict):
+        raise UserError(f"--model {str(path)!r}: config.json is not a JSON object")
+    return config
+
+
+def check_checkpoint(path: Path, config: dict, trust_remote_code: bool = False) -> None:
+    """A one-line :class:`UserError` naming what keeps the checkpoint at ``path`` (its parsed
+    ``config``) from running here: no weights, code in the checkpoint without
+    ``trust_remote_code``, a model type the installed transformers does not know or does not
+    run as a vision-language (image-text-to-text) model. Returns None when none applies."""
+    from transformers import __version__
+    from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES as VLM
+
+    where, kind = f"--model {str(path)!r}", config.get("model_type")
+    if not any(next(path.glob(p), None) for p in WEIGHT_FILES):
+        raise UserError(f"{where}: no weights in the folder (expected model.safetensors, sharded *.safetensors "
+                        "with their index, or pytorch_model.bin)")
+    if kind in VLM and kind in CONFIG_MAPPING_NAMES:
+        return                                      # transformers' own code, remote code or not
+    if config.get("auto_map"):
+        if trust_remote_code:
+            return
+        code = ", ".join(sorted({str(v).split(".")[0] + ".py" for v in config["auto_map"].values()
+                                 if isinstance(v, str)}))
+        raise UserError(f"{where}: model type {kind!r} runs only with the Python code in the checkpoint ({code}); "
+                        "pass --trust-remote-code to run it if you trust that code")
+    if not kind:
+        raise UserError(f"{where}: config.json names no model_type")
+    if kind not in CONFIG_MAPPING_NAMES:
+        raise UserError(f"{where}: model type {kind!r} is unknown to the installed transformers {__version__} "
+                        "(a newer transformers may know it)")
+    raise UserError(f"{where}: model type {kind!r} is not a vision-language model (transformers {__version__} "
+                    f"runs {len(VLM)} image-text-to-text model types here, e.g. {', '.join(TESTED_FAMILIES)})")
+
+
+def _processor_class(path: Path, config: dict) -> type | None:
+    """The transformers processor class the checkpoint names (its processor files' or its
+    model type's), or None for one that transformers does not ship (remote code)."""
+    import transformers
+    from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+
+    for name in ("processor_config.json", "preprocessor_config.json", "tokenizer_config.json"):
+        try:
+            found = json.loads((path / name).read_text()).get("processor_class")
+        except (OSError, ValueError, AttributeError):
+            continue
+        if found:
+            return getattr(transformers, found, None)
+    found = PROCESSOR_MAPPING_NAMES.get(config.get("model_type"))
+    return getattr(transformers, found, None) if isinstance(found, str) else None
+
+
+def load_processor(path: Path, config: dict, trust_remote_code: bool = False):
+    """The checkpoint's processor: without its video part when torchvision is absent (see
+    :func:`without_video`), with :func:`default_chat_template` when it ships no chat template.
+    Returns the processor; a :class:`UserError` when it has no tokenizer."""
+    from transformers import AutoProcessor
+
+    cls = _processor_class(path, config)
+    if cls is not None and importlib.util.find_spec("torchvision") is None:
+        processor = without_video(cls).from_pretrained(str(path), trust_remote_code=trust_remote_code)
+    else:
+        processor = AutoProcessor.from_pretrained(str(path), trust_remote_code=trust_remote_code)
+    tok = getattr(processor, "tokenizer", None)
+    if tok is None or not hasattr(processor, "image_processor"):
+        raise UserError(f"--model {str(path)!r}: the checkpoint's processor has no "
+                        f"{'tokenizer' if tok is None else 'image processor'}: not a vision-language checkpoint")
+    if not processor.chat_template:
+        processor.chat_template = tok.chat_template or default_chat_template(str(getattr(processor, "image_token",
+                                                                                         "<image>")))
+    return processor
+
+
+def load_checkpoint(path: Path, dtype, device_map: str | None, trust_remote_code: bool = False) -> tuple:
+    """The processor and model of the checkpoint at ``path`` (:func:`check_checkpoint` first);
+    a failure to load them is a one-line :class:`UserError` naming the folder and the cause.
+    Nothing prompts: ``trust_remote_code`` is passed as given. Returns ``(processor, model)``."""
+    from transformers import AutoModelForImageTextToText
+
+    config = _read_config(path)
+    check_checkpoint(path, config, trust_remote_code)
+    placement = {} if device_map is None else {"device_map": device_map}
+    try:
+        processor = load_processor(path, config, trust_remote_code)
+        model = AutoModelForImageTextToText.from_pretrained(str(path), dtype=dtype, trust_remote_code=trust_remote_code,
+                                                            **placement)
+    except UserError:
+        raise
+    except LOAD_ERRORS as e:
+        first = next((line.strip() for line in str(e).splitlines() if line.strip()), type(e).__name__)
+        hint = "; pass --trust-remote-code to run it" if "trust_remote_code" in str(e) else ""
+        raise UserError(f"--model {str(path)!r}: cannot load the checkpoint: {first}{hint}") from None
+    return processor, model
+
+
+def _images(r: Request) -> list:
+    """Every image of ``r``'s conversation in the order its prompt shows them: earlier turns' first."""
+    return [*(i for t in r.history for i in t[1]), *r.images]
+
+
 class HFRunner:
     """``generate(requests)`` with a local checkpoint at ``path`` (a folder, or a Hub id in
     the local cache); ``identity`` names its checkpoint's contents and generation settings,
@@ -134,27 +304,16 @@ class HFRunner:
 
     def __init__(self, path: str | Path, device: str = "cpu", batch_size: int = 8, max_new_tokens: int = 32,
                  dtype: torch.dtype | str = torch.float32, temperature: float = 0.0, top_p: float = 1.0,
-                 seed: int = 0, device_map: str | None = None):
-        from transformers import AutoModelForImageTextToText, AutoProcessor
-
+                 seed: int = 0, device_map: str | None = None, trust_remote_code: bool = False):
         _check_generation(max_new_tokens, temperature, top_p)
         dtype = parse_dtype(dtype)
         if device_map is not None and importlib.util.find_spec("accelerate") is None:
             raise UserError(f"--device-map {device_map!r} needs the accelerate package, which is not installed")
         path, self.source = resolve_checkpoint(str(path))
-        if not (path / "config.json").is_file():
-            raise UserError(f"no model checkpoint at {str(path)!r} (expected a folder with config.json)")
-        self.processor = AutoProcessor.from_pretrained(str(path))
-        tok = getattr(self.processor, "tokenizer", None)
-        if tok is None:
-            raise UserError(f"the processor at {str(path)!r} has no tokenizer")
-        tok.padding_side = "left"       # generation continues every row from its last token
-        self.tokenizer = tok
-        if device_map is None:
-            model = AutoModelForImageTextToText.from_pretrained(str(path), dtype=dtype).to(device)
-        else:
-            model = AutoModelForImageTextToText.from_pretrained(str(path), dtype=dtype, device_map=device_map)
-        self.model = model.eval()
+        self.processor, model = load_checkpoint(path, dtype, device_map, bool(trust_remote_code))
+        self.tokenizer = self.processor.tokenizer
+        self.tokenizer.padding_side = "left"       # generation continues every row from its last token
+        self.model = (model if device_map is not None else model.to(device)).eval()
         self.device = self.model.device if device_map is not None else torch.device(device)
         self.batch_size = int(batch_size)
         self.max_new_tokens = int(max_new_tokens)
@@ -166,7 +325,9 @@ class HFRunner:
             self.settings.update(temperature=self.temperature, top_p=self.top_p, seed=self.seed)
         if device_map is not None:
             self.settings["device_map"] = device_map
-        ident = {k: v for k, v in self.settings.items() if k != "device_map"}
+        if trust_remote_code:
+            self.settings["trust_remote_code"] = True          # recorded; the checkpoint digest covers its code
+        ident = {k: v for k, v in self.settings.items() if k not in ("device_map", "trust_remote_code")}
         self.identity = "hf " + json.dumps({"checkpoint": checkpoint_digest(path), **ident}, sort_keys=True)
 
     def prompt(self, r: Request) -> str:
@@ -182,16 +343,28 @@ class HFRunner:
 
     @torch.no_grad()
     def generate(self, requests: list[Request]) -> list[str]:
-        replies: list[str] = []
+        """One reply per request, in order: batches of ``batch_size`` requests, each batch's
+        requests with images and without run apart (processors take images nested per request)."""
+        replies: dict[int, str] = {}
         for lo in range(0, len(requests), self.batch_size):
-            chunk = requests[lo:lo + self.batch_size]
-            images = [img.cpu() for r in chunk for img in [*(i for t in r.history for i in t[1]), *r.images]]
-            inputs = self.processor(text=[self.prompt(r) for r in chunk], images=images or None, padding=True,
-                                    return_tensors="pt").to(self.device)
-            out = self._generate(inputs, [r.id for r in chunk])
-            new = out[:, inputs["input_ids"].shape[1]:]
-            replies += [t.strip() for t in self.tokenizer.batch_decode(new, skip_special_tokens=True)]
-        return replies
+            chunk = range(lo, min(lo + self.batch_size, len(requests)))
+            pictured = [i for i in chunk if _images(requests[i])]
+            for part in (pictured, [i for i in chunk if i not in pictured]):
+                if part:
+                    replies.update(zip(part, self._batch([requests[i] for i in part])))
+        return [replies[i] for i in range(len(requests))]
+
+    def _batch(self, chunk: list[Request]) -> list[str]:
+        """The replies to ``chunk``, requests that all have images or all have none."""
+        images = [[img.cpu() for img in _images(r)] for r in chunk]
+        inputs = self.processor(text=[self.prompt(r) for r in chunk], images=images if images[0] else None,
+                                padding=True, return_tensors="pt")
+        inputs = inputs.to(self.device)
+        if "pixel_values" in inputs and inputs["pixel_values"].is_floating_point():
+            inputs["pixel_values"] = inputs["pixel_values"].to(self.model.dtype)
+        out = self._generate(inputs, [r.id for r in chunk])
+        new = out[:, inputs["input_ids"].shape[1]:]
+        return [t.strip() for t in self.tokenizer.batch_decode(new, skip_special_tokens=True)]
 
     def _generate(self, inputs, ids: list[str]) -> torch.Tensor:
         """The model's output ids for one batch: greedy, or sampled under a torch seed drawn

@@ -75,3 +75,15 @@ def test_conversation_history_goes_through_the_chat_template(tiny):
     text = runner.prompt(follow)
     assert text.count("<image>") == 2 and "Are you sure?" in text and "ASSISTANT:" in text
     assert len(runner.generate([follow, first])) == 2
+
+
+def test_requests_without_images_batch_beside_requests_with_them(tiny):
+    pictured = _requests([("shapes/count/circle", 2)])
+    plain = [Request(id=f"t{i}", task="shapes/count/circle", images=[], prompt=p, answer_type="number")
+             for i, p in enumerate(["How many circles?", "Count them."])]
+    mixed = [pictured[0], plain[0], pictured[1], plain[1]]
+    runner = HFRunner(tiny, batch_size=4, max_new_tokens=5)
+    replies = runner.generate(mixed)
+    alone = HFRunner(tiny, batch_size=1, max_new_tokens=5).generate(mixed)
+    assert replies == alone and len(replies) == 4
+    assert replies[1::2] == runner.generate(plain)
