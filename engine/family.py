@@ -89,14 +89,16 @@ class Family:
     # ---------------------------------------------------------------- registration
     def task(self, pattern: str | None = None, cases: dict[str, dict] | None = None, *, description="",
              answer_distribution=None, rank=0, reader: Reader | None = None, open_answer: bool = False,
-             overall: bool = True, **grid):
+             overall: bool = True, batched: bool = False, **grid):
         """Decorator: register ``fn`` once per task, with id ``pattern.format(**params)`` for
         every combination of the ``grid`` lists, or once per entry of ``cases``
         (``{task id: params}``). ``description``, ``answer_distribution`` (answer ->
         probability, when known exactly; chance rows are computed from it) and ``rank``
         (position in the results table) may be callables of the params. ``reader`` overrides
         the family's reader; ``open_answer`` marks free text graded by a judge; ``overall=False``
-        leaves the task out of its family's overall row (as a paper's overall may)."""
+        leaves the task out of its family's overall row (as a paper's overall may). ``batched``:
+        ``fn(rng: engine.batched.BatchRandom, **params)`` draws a whole batch (see
+        :mod:`engine.batched`)."""
         if (pattern is None) == (cases is None):
             raise ValueError("give either a pattern with grid lists or cases, not both")
 
@@ -113,7 +115,7 @@ class Family:
                 about = _value(description, params) or (fn.__doc__ or "").strip().split("\n")[0]
                 registry.add_task(Task(tid, fn, self.name, dict(params), about, _value(answer_distribution, params),
                                        int(_value(rank, params) or 0), reader or self.reader, open_answer,
-                                       overall=overall))
+                                       overall=overall, batched=batched))
             return fn
         return deco
 

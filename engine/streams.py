@@ -40,16 +40,30 @@ from __future__ import annotations
 
 import itertools
 import numbers
+from typing import NamedTuple
 
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
 from kernels.layout import stitch
 
+from .answers import format_answer
 from .canvas import canvas_size
 from .errors import UserError
 from .registry import get_task, resolve, run_settings
 from .outputs import render_samples
+from .rendering import render
+
+
+class _Row(NamedTuple):
+    """What a stream batch reports of a sample drawn in a batch."""
+
+    id: str
+    task: str
+    index: int
+    question: str
+    answer_text: str
+    answer_type: str
 
 SHAPE_POLICIES = ("fit", "pad")
 
@@ -172,11 +186,14 @@ class SampleStream(IterableDataset):
         lo = j * self.batch_size
         hi = lo + self.batch_size if self.count is None else min(lo + self.batch_size, self.count)
         positions = range(lo, hi)
-        samples = [self.item(i) for i in positions]
-        # a panel keeps its own extent (a Bongard collage, Percept-V's tall rows and wide
-        # strips), as evaluations show it; "fit" then scales the whole image onto the canvas
-        imgs = render_samples(samples, self.size, device=self.device, first=self.panels == "first")
-        out = [ims[0] if len(ims) == 1 else _side_by_side(ims) for ims in imgs]
+        if self._all_batched():
+            samples, out = self._drawn_at_once(positions)
+        else:
+            samples = [self.item(i) for i in positions]
+            # a panel keeps its own extent (a Bongard collage, Percept-V's tall rows and wide
+            # strips), as evaluations show it; "fit" then scales the whole image onto the canvas
+            imgs = render_samples(samples, self.size, device=self.device, first=self.panels == "first")
+            out = [ims[0] if len(ims) == 1 else _side_by_side(ims) for ims in imgs]
         if self.shape == "fit":
             out = _fit(out, self.size)
         elif any(o.shape != out[0].shape for o in out):
@@ -186,6 +203,30 @@ class SampleStream(IterableDataset):
                 "id": [s.id for s in samples], "task": [s.task for s in samples],
                 "index": torch.tensor([s.index for s in samples]), "question": [s.question for s in samples],
                 "answer": [s.answer_text for s in samples], "answer_type": [s.answer_type for s in samples]}
+
+    def _all_batched(self) -> bool:
+        """Whether every task of the stream draws whole batches (:mod:`engine.batched`)."""
+        return all(self._task(t).batched for t in range(len(self.tasks)))
+
+    def _drawn_at_once(self, positions) -> tuple[list[_Row], list[torch.Tensor]]:
+        """The samples at ``positions`` drawn a task's batch at a time straight into padded
+        columns and rendered per task (the same pixels and answers as one at a time):
+        ``(rows, images [3,H,W])`` in position order."""
+        T = len(self.tasks)
+        groups: dict[int, list[tuple[int, int]]] = {}
+        for k, i in enumerate(positions):
+            groups.setdefault(i % T, []).append((k, self.offset + i // T))
+        rows: list = [None] * len(positions)
+        images: list = [None] * len(positions)
+        for t, members in groups.items():
+            task = self._task(t)
+            drawn = task.batch(self.seed, [index for _, index in members])
+            rendered = render(drawn.scene_batch(), self.size, device=self.device)
+            for b, (k, index) in enumerate(members):
+                images[k] = rendered[b]
+                rows[k] = _Row(f"{task.id}:{self.seed}:{index}", task.id, index, drawn.question,
+                               format_answer(drawn.answer[b], drawn.answer_type), drawn.answer_type)
+        return rows, images
 
     def num_batches(self) -> int | None:
         """Batches in the whole bounded stream (``None`` when endless)."""

@@ -35,6 +35,7 @@ class Task:
     open_answer: bool = False                 # free text graded by a judge: no answer distribution, chance 0
     settings: dict | None = None              # the family's settings (None: the family has none)
     overall: bool = True                      # counts in its family's overall (the paper may leave a task out)
+    batched: bool = False                     # fn draws whole batches (engine.batched); sample() is a batch of one
 
     @property
     def root(self) -> str:
@@ -52,6 +53,8 @@ class Task:
 
     def sample(self, seed: int, index: int) -> Sample:
         """The sample ``(self.id, seed, index)`` under the task's settings: pure and deterministic."""
+        if self.batched:
+            return self.build(self.batch(seed, [index]).draw(0), seed, index)
         rng = sample_rng(seed, self.id, index)
         kwargs = dict(self.params)
         wants = _parameters(self.fn)
@@ -79,6 +82,15 @@ class Task:
 
     def samples(self, seed: int, indices) -> list[Sample]:
         return [self.sample(seed, i) for i in indices]
+
+    def batch(self, seed: int, indices):
+        """Samples ``indices`` of a batched task drawn at once: an :class:`engine.batched.ShapeBatch`
+        whose row ``b`` is sample ``indices[b]`` (the same whatever else the batch holds)."""
+        if not self.batched:
+            raise TypeError(f"task {self.id} draws one sample at a time; use sample()")
+        from .batched import BatchRandom, batch_keys
+
+        return self.fn(BatchRandom(batch_keys(seed, self.id, indices)), **self.params)
 
     def read(self, reply: str, sample: Sample) -> Parsed:
         """The canonical answer a reply states, read in the task's own format."""

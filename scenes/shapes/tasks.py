@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from engine.batched import BatchRandom, ShapeBatch
+from engine.batched import scatter as batched_scatter
 from engine.placement import scatter
 from engine.sample import Draw
 from engine.scene import Scene
@@ -34,20 +36,33 @@ def _plural(shape: str) -> str:
     return shape + ("es" if shape.endswith("s") else "s")
 
 
-@FAMILY.task("shapes/count/{shape}", shape=["circle", "triangle", "square", "star", "heart"])
-def count(rng: np.random.Generator, shape: str) -> Draw:
+COUNT_SLOTS = 13          # at most 9 targets and 4 distractors
+
+
+@FAMILY.task("shapes/count/{shape}", shape=["circle", "triangle", "square", "star", "heart"], batched=True)
+def count(rng: BatchRandom, shape: str) -> ShapeBatch:
     """Count one shape kind among distractors of other kinds."""
-    k = int(rng.integers(1, 10))
-    d = int(rng.integers(0, 5))
-    kinds = [shape] * k + list(rng.choice([s for s in SHAPES if s != shape], size=d))
-    order = rng.permutation(len(kinds))
-    kinds = [kinds[i] for i in order]
-    radii = rng.uniform(0.035, 0.07, size=len(kinds))
+    k = rng.integers(1, 10)                                               # [B] targets
+    d = rng.integers(0, 5)                                                # [B] distractors
+    slot = np.arange(COUNT_SLOTS)
+    others = np.array([i for i, s in enumerate(SHAPES) if s != shape])
+    kinds = np.where(slot < k[:, None], SHAPES.index(shape), others[rng.integers(0, len(others), COUNT_SLOTS)])
+    valid = slot < (k + d)[:, None]
+    order = np.argsort(np.where(valid, rng.random(COUNT_SLOTS), 2.0), axis=1, kind="stable")   # shuffled, empty last
+    kinds, valid = np.take_along_axis(kinds, order, 1), np.take_along_axis(valid, order, 1)
+    radii = rng.uniform(0.035, 0.07, COUNT_SLOTS)
+    colours = rng.integers(0, len(COLOURS), COUNT_SLOTS)
+    centres = batched_scatter(rng, radii, valid, (0.02, 0.02, 0.98, 0.98), gap=0.02)
     names = list(COLOURS)
-    cols = [names[int(rng.integers(len(names)))] for _ in kinds]
-    s, objects = scatter_objects(rng, kinds, cols, radii)
-    return Draw(s, f"How many {_plural(shape)} are in the image? Answer with a number.", str(k), "single",
-                meta={"objects": objects, "count": k})
+
+    def meta(b: int) -> dict:
+        objects = [{"shape": SHAPES[kinds[b, j]], "colour": names[colours[b, j]],
+                    "center": [float(centres[b, j, 0]), float(centres[b, j, 1])], "radius": float(radii[b, j])}
+                   for j in np.nonzero(valid[b])[0]]
+        return {"objects": objects, "count": int(k[b])}
+    return ShapeBatch(kinds, centres, radii, np.array(list(COLOURS.values()))[colours], valid,
+                      f"How many {_plural(shape)} are in the image? Answer with a number.", [str(int(x)) for x in k],
+                      "single", meta=meta, background=BACKGROUND)
 
 
 @FAMILY.task("shapes/colours")

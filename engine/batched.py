@@ -1,0 +1,222 @@
+"""Batched sampling: a task that draws a whole batch of samples at once, straight into
+padded columns, with no per-primitive Python objects.
+
+A batched task is ``fn(rng: BatchRandom, **params) -> ShapeBatch``. Its per-index definition
+is the batch of one: ``task.sample(seed, index)`` runs ``fn`` on the single key of
+``(seed, task, index)`` and reads row 0, so a sample is the same whatever batch it is drawn
+in. That holds because :class:`BatchRandom` is counter-based: draw ``k`` of a sample is a
+fixed function of its key and ``k``, and every call draws the same number of values for every
+sample of the batch.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+import torch
+
+from kernels.primitives import ELLIPSE, Primitives
+
+from .batch import SceneBatch
+from .placement import PlacementError
+from .rng import sample_key
+from .sample import Draw
+from .scene import Primitive, Scene, parse_color
+from .shapes import SHAPES, draw_shape
+
+_MASK = (1 << 64) - 1
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+def _mix(z: np.ndarray) -> np.ndarray:
+    """A 64-bit finaliser (bijective, well mixed) of ``z`` (uint64, any shape)."""
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    return z ^ (z >> np.uint64(31))
+
+
+def batch_keys(seed: int, task_id: str, indices) -> np.ndarray:
+    """``[B]`` uint64: the low 64 bits of each sample's key (:func:`engine.rng.sample_key`)."""
+    return np.fromiter((sample_key(seed, task_id, i) & _MASK for i in indices), np.uint64)
+
+
+class BatchRandom:
+    """Uniform draws for ``B`` samples at once. Each call draws the same number of values for
+    every sample; value ``k`` of sample ``b`` is a function of ``keys[b]`` and ``k`` alone."""
+
+    def __init__(self, keys: np.ndarray):
+        self.keys = np.asarray(keys, dtype=np.uint64)
+        self.drawn = 0
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def random(self, *shape: int) -> np.ndarray:
+        """``[B, *shape]`` float64 uniform in [0, 1)."""
+        n = int(np.prod(shape, dtype=np.int64)) if shape else 1
+        ctr = np.arange(self.drawn + 1, self.drawn + n + 1, dtype=np.uint64)
+        self.drawn += n
+        z = _mix(self.keys[:, None] + ctr[None, :] * _GOLDEN)
+        return ((z >> np.uint64(11)).astype(np.float64) * 2.0 ** -53).reshape((len(self), *shape))
+
+    def uniform(self, low, high, *shape: int) -> np.ndarray:
+        """``[B, *shape]`` float64 uniform in [low, high)."""
+        return low + self.random(*shape) * (high - low)
+
+    def integers(self, low, high, *shape: int) -> np.ndarray:
+        """``[B, *shape]`` int64 uniform in ``low..high-1``; ``low``/``high`` may be ``[B]``
+        arrays (one range per sample)."""
+        low, high = np.asarray(low), np.asarray(high)
+        span = (high - low).reshape(high.shape + (1,) * len(shape)) if high.ndim else high - low
+        lo = low.reshape(low.shape + (1,) * len(shape)) if low.ndim else low
+        return (lo + np.floor(self.random(*shape) * span)).astype(np.int64)
+
+    def fork(self, salt: int) -> BatchRandom:
+        """An independent generator per sample for sub-draws whose count may differ between
+        samples (retries): keyed by each key, the count drawn so far (the same for every
+        sample) and ``salt``. Reserve a draw (``drawn += 1``) before forking so that two forks
+        at different points of a task never share a stream."""
+        tag = np.uint64((self.drawn * 1_000_003 + salt + 1) & _MASK)
+        return BatchRandom(_mix(self.keys ^ _mix(np.full(len(self), tag, np.uint64) * _GOLDEN)))
+
+    def take(self, rows: np.ndarray) -> BatchRandom:
+        """The generator of the samples ``rows`` only (same keys, same count drawn)."""
+        out = BatchRandom(self.keys[rows])
+        out.drawn = self.drawn
+        return out
+
+
+def scatter(rng: BatchRandom, radii: np.ndarray, valid: np.ndarray, bounds=(0.0, 0.0, 1.0, 1.0),
+            gap: float = 0.02, candidates: int = 48, attempts: int = 64) -> np.ndarray:
+    """Centres ``[B,K,2]`` for discs of ``radii [B,K]`` (where ``valid``) inside ``bounds``,
+    any two at least ``gap`` apart, larger discs first, each taking the first fitting one of
+    ``candidates`` proposals. A sample whose layout fails is redrawn from its own forked
+    stream, so its layout never depends on the other samples. Raises ``PlacementError``."""
+    B, K = radii.shape
+    out = np.zeros((B, K, 2))
+    todo = np.arange(B)
+    rng.drawn += 1                                   # this call's forks are its own
+    for attempt in range(attempts):
+        sub = rng.take(todo).fork(attempt)
+        got, ok = _scatter_once(sub, radii[todo], valid[todo], bounds, gap, candidates)
+        out[todo[ok]] = got[ok]
+        todo = todo[~ok]
+        if len(todo) == 0:
+            return out
+    raise PlacementError(f"could not place discs with gap {gap} in {bounds} after {attempts} attempts")
+
+
+def _scatter_once(rng: BatchRandom, radii, valid, bounds, gap, candidates) -> tuple[np.ndarray, np.ndarray]:
+    """One placement attempt for every sample: ``(centres [B,K,2], succeeded [B])``."""
+    B, K = radii.shape
+    x0, y0, x1, y1 = bounds
+    order = np.argsort(np.where(valid, -radii, np.inf), axis=1, kind="stable")
+    out = np.zeros((B, K, 2))
+    ok = np.ones(B, bool)
+    rows = np.arange(B)
+    for j in range(K):
+        i = order[:, j]
+        r = radii[rows, i]
+        lo = np.stack([x0 + r, y0 + r], -1)[:, None]
+        hi = np.stack([x1 - r, y1 - r], -1)[:, None]
+        cand = lo + rng.random(candidates, 2) * (hi - lo)                    # [B,M,2]
+        if j:
+            prev = order[:, :j]                                               # the discs placed so far
+            at = out[rows[:, None], prev]                                     # [B,j,2]
+            need = np.where(valid[rows[:, None], prev], r[:, None] + radii[rows[:, None], prev] + gap, 0.0)
+            d2 = ((cand[:, :, None, :] - at[:, None, :, :]) ** 2).sum(-1)     # [B,M,j]
+            fits = (d2 >= (need ** 2)[:, None, :]).all(2)
+        else:
+            fits = np.ones((B, candidates), bool)
+        live = valid[rows, i]
+        ok &= fits.any(1) | ~live
+        out[rows, i] = np.where(live[:, None], cand[rows, fits.argmax(1)], 0.0)
+    return out, ok
+
+
+@functools.lru_cache(maxsize=1)
+def _prototypes():
+    """Per shape of :data:`engine.shapes.SHAPES` its primitive at radius 1 (``Primitive``),
+    and the padded vertex table: ``(prims, verts [S,V,2] float32, nverts [S], bounds [S,4])``."""
+    prims = []
+    for name in SHAPES:
+        s = Scene()
+        draw_shape(s, name, (0.0, 0.0), 1.0, (0, 0, 0))
+        prims.append(s.primitives[0])
+    V = max(len(p.verts) if p.verts is not None else 1 for p in prims)
+    verts = np.zeros((len(prims), V, 2), np.float32)
+    nverts = np.zeros(len(prims), np.int64)
+    bounds = np.tile(np.array([-1, -1, 1, 1], np.float32), (len(prims), 1))
+    for k, p in enumerate(prims):
+        if p.verts is not None:
+            n = len(p.verts)
+            verts[k, :n], verts[k, n:], nverts[k] = p.verts, p.verts[-1], n
+            bounds[k] = np.concatenate([p.verts.min(0), p.verts.max(0)])
+    return prims, verts, nverts, bounds
+
+
+@dataclass
+class ShapeBatch:
+    """``B`` samples of named filled shapes (:data:`engine.shapes.SHAPES`) on a plain
+    background, as columns: ``shape [B,K]`` (index into ``SHAPES``), ``center [B,K,2]``,
+    ``radius [B,K]`` (the disc each shape fits), ``color [B,K,3]`` ints 0..255 and ``valid
+    [B,K]`` (valid slots first, in draw order), plus what each sample asks and answers:
+    ``question``, ``answer [B]``, ``answer_type``, ``options`` and ``meta(b)``."""
+
+    shape: np.ndarray
+    center: np.ndarray
+    radius: np.ndarray
+    color: np.ndarray
+    valid: np.ndarray
+    question: str
+    answer: list
+    answer_type: str
+    options: list | None = None
+    meta: Callable[[int], dict] = field(default=lambda b: {})
+    background: tuple = (255, 255, 255)
+
+    def __len__(self) -> int:
+        return len(self.valid)
+
+    def scene(self, b: int) -> Scene:
+        """Sample ``b`` as a :class:`Scene` whose collation equals row ``b`` of :meth:`scene_batch`."""
+        prims, _, _, _ = _prototypes()
+        s = Scene(background=self.background)
+        for k in np.nonzero(self.valid[b])[0]:
+            p = prims[self.shape[b, k]]
+            r = self.radius[b, k]
+            s.primitives.append(p._replace(
+                center=(float(self.center[b, k, 0]), float(self.center[b, k, 1])),
+                scale=(float(p.scale[0] * r), float(p.scale[1] * r)),
+                color=tuple(float(c) / 255.0 for c in self.color[b, k])))
+        return s
+
+    def draw(self, b: int) -> Draw:
+        """Sample ``b`` as the :class:`engine.sample.Draw` a one-at-a-time task returns."""
+        return Draw(self.scene(b), self.question, self.answer[b], self.answer_type, options=self.options,
+                    meta=self.meta(b))
+
+    def scene_batch(self) -> SceneBatch:
+        """All ``B`` scenes as one :class:`engine.batch.SceneBatch`, built from the columns."""
+        prims, verts, nverts, bounds = _prototypes()
+        B, K = self.valid.shape
+        v = self.valid
+        pscale = np.array([p.scale for p in prims])                       # [S,2] at radius 1
+        geom = np.array([p.geom for p in prims])
+        scale = np.where(v[..., None], pscale[self.shape] * self.radius[..., None], 0.0)
+
+        def t(a, dtype=torch.float32):
+            return torch.from_numpy(np.ascontiguousarray(a)).to(dtype)
+        cols = Primitives(
+            valid=t(v, torch.bool), geom=t(np.where(v, geom[self.shape], ELLIPSE), torch.long),
+            center=t(np.where(v[..., None], self.center, 0.0)), scale=t(scale), rotation=torch.zeros(B, K),
+            color=t(np.where(v[..., None], self.color / 255.0, 0.0)), alpha=t(v.astype(np.float32)),
+            fill=t(v, torch.bool), stroke=t(np.where(v, prims[0].stroke, 0.0)), shell=torch.zeros(B, K),
+            order=torch.zeros(B, K), verts=t(np.where(v[..., None, None], verts[self.shape], 0.0)),
+            nverts=t(np.where(v, nverts[self.shape], 0), torch.long), index=torch.zeros(B, K, dtype=torch.long),
+            bounds=t(np.where(v[..., None], bounds[self.shape], np.array([-1, -1, 1, 1], np.float32))))
+        bg = torch.tensor(parse_color(self.background), dtype=torch.float32).expand(B, 3).contiguous()
+        return SceneBatch(cols, bg, torch.zeros(0, 4, 1, 1), torch.zeros(0, 2, dtype=torch.long))
