@@ -164,14 +164,15 @@ class ShapeBatch:
     background, as columns: ``shape [B,K]`` (index into ``SHAPES``), ``center [B,K,2]``,
     ``radius [B,K]`` (the disc each shape fits), ``color [B,K,3]`` ints 0..255 and ``valid
     [B,K]`` (valid slots first, in draw order), plus what each sample asks and answers:
-    ``question``, ``answer [B]``, ``answer_type``, ``options`` and ``meta(b)``."""
+    ``question`` (one for all, or ``[B]``), ``answer [B]``, ``answer_type``, ``options`` and
+    ``meta(b)``."""
 
     shape: np.ndarray
     center: np.ndarray
     radius: np.ndarray
     color: np.ndarray
     valid: np.ndarray
-    question: str
+    question: str | list[str]
     answer: list
     answer_type: str
     options: list | None = None
@@ -196,8 +197,12 @@ class ShapeBatch:
 
     def draw(self, b: int) -> Draw:
         """Sample ``b`` as the :class:`engine.sample.Draw` a one-at-a-time task returns."""
-        return Draw(self.scene(b), self.question, self.answer[b], self.answer_type, options=self.options,
+        return Draw(self.scene(b), self.question_of(b), self.answer[b], self.answer_type, options=self.options,
                     meta=self.meta(b))
+
+    def question_of(self, b: int) -> str:
+        """The question sample ``b`` asks."""
+        return self.question if isinstance(self.question, str) else self.question[b]
 
     def scene_batch(self) -> SceneBatch:
         """All ``B`` scenes as one :class:`engine.batch.SceneBatch`, built from the columns."""

@@ -186,14 +186,7 @@ class SampleStream(IterableDataset):
         lo = j * self.batch_size
         hi = lo + self.batch_size if self.count is None else min(lo + self.batch_size, self.count)
         positions = range(lo, hi)
-        if self._all_batched():
-            samples, out = self._drawn_at_once(positions)
-        else:
-            samples = [self.item(i) for i in positions]
-            # a panel keeps its own extent (a Bongard collage, Percept-V's tall rows and wide
-            # strips), as evaluations show it; "fit" then scales the whole image onto the canvas
-            imgs = render_samples(samples, self.size, device=self.device, first=self.panels == "first")
-            out = [ims[0] if len(ims) == 1 else _side_by_side(ims) for ims in imgs]
+        samples, out = self._drawn(positions)
         if self.shape == "fit":
             out = _fit(out, self.size)
         elif any(o.shape != out[0].shape for o in out):
@@ -204,28 +197,34 @@ class SampleStream(IterableDataset):
                 "index": torch.tensor([s.index for s in samples]), "question": [s.question for s in samples],
                 "answer": [s.answer_text for s in samples], "answer_type": [s.answer_type for s in samples]}
 
-    def _all_batched(self) -> bool:
-        """Whether every task of the stream draws whole batches (:mod:`engine.batched`)."""
-        return all(self._task(t).batched for t in range(len(self.tasks)))
-
-    def _drawn_at_once(self, positions) -> tuple[list[_Row], list[torch.Tensor]]:
-        """The samples at ``positions`` drawn a task's batch at a time straight into padded
-        columns and rendered per task (the same pixels and answers as one at a time):
-        ``(rows, images [3,H,W])`` in position order."""
+    def _drawn(self, positions) -> tuple[list, list[torch.Tensor]]:
+        """The samples at ``positions`` and their images ``[3,H,W]``, in position order. Tasks
+        that draw whole batches (:mod:`engine.batched`) are drawn a task's batch at a time
+        straight into padded columns; the others one sample at a time, rendered together.
+        Either way the pixels and answers are those of drawing each sample alone."""
         T = len(self.tasks)
         groups: dict[int, list[tuple[int, int]]] = {}
         for k, i in enumerate(positions):
             groups.setdefault(i % T, []).append((k, self.offset + i // T))
         rows: list = [None] * len(positions)
         images: list = [None] * len(positions)
+        single = []
         for t, members in groups.items():
             task = self._task(t)
+            if not task.batched:
+                single += [(k, task.sample(self.seed, index)) for k, index in members]
+                continue
             drawn = task.batch(self.seed, [index for _, index in members])
             rendered = render(drawn.scene_batch(), self.size, device=self.device)
             for b, (k, index) in enumerate(members):
                 images[k] = rendered[b]
-                rows[k] = _Row(f"{task.id}:{self.seed}:{index}", task.id, index, drawn.question,
+                rows[k] = _Row(f"{task.id}:{self.seed}:{index}", task.id, index, drawn.question_of(b),
                                format_answer(drawn.answer[b], drawn.answer_type), drawn.answer_type)
+        # a panel keeps its own extent (a Bongard collage, Percept-V's tall rows and wide
+        # strips), as evaluations show it; "fit" then scales the whole image onto the canvas
+        imgs = render_samples([s for _, s in single], self.size, device=self.device, first=self.panels == "first")
+        for (k, s), ims in zip(single, imgs):
+            rows[k], images[k] = s, ims[0] if len(ims) == 1 else _side_by_side(ims)
         return rows, images
 
     def num_batches(self) -> int | None:

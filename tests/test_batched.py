@@ -12,7 +12,7 @@ from engine.batched import BatchRandom, batch_keys, scatter
 from engine.outputs import render_samples
 from engine.registry import get_task, list_tasks
 from engine.scene import Scene
-from engine.streams import stream
+from engine.streams import _fit, _side_by_side, stream
 
 BATCHED = [t for t in list_tasks() if get_task(t).batched]
 
@@ -72,12 +72,15 @@ def test_a_batched_task_draws_the_same_samples_whatever_the_batch(task_id):
         assert all(torch.equal(x, y) for x, y in zip(_row(alone, 0), _row(ws, i)))
 
 
-def test_a_stream_of_batched_tasks_gives_the_pixels_of_one_at_a_time():
-    s = stream("shapes/count/*", seed=4, batch_size=12, size=80, count=24)
+@pytest.mark.parametrize("pattern", ["shapes/count/*", "shapes/*"])      # all batched; mixed with one-at-a-time tasks
+def test_a_stream_of_batched_tasks_gives_the_pixels_of_one_at_a_time(pattern):
+    s = stream(pattern, seed=4, batch_size=12, size=80, count=24)
     for j, batch in enumerate(s):
         samples = [s.item(i) for i in range(12 * j, 12 * j + 12)]
         assert batch["id"] == [x.id for x in samples] and batch["answer"] == [x.answer_text for x in samples]
-        assert torch.equal(batch["images"], torch.stack([r[0] for r in render_samples(samples, 80)]))
+        assert batch["question"] == [x.question for x in samples]
+        alone = [ims[0] if len(ims) == 1 else _side_by_side(ims) for ims in render_samples(samples, 80)]
+        assert torch.equal(batch["images"], torch.stack(_fit(alone, (80, 80))))
 
 
 def test_count_answers_match_the_shapes_drawn():

@@ -65,34 +65,60 @@ def count(rng: BatchRandom, shape: str) -> ShapeBatch:
                       "single", meta=meta, background=BACKGROUND)
 
 
-@FAMILY.task("shapes/colours")
-def colours(rng: np.random.Generator) -> Draw:
+def _without_replacement(rng: BatchRandom, n: int, k: int) -> np.ndarray:
+    """``[B, k]``: per sample, ``k`` distinct values of ``0..n-1`` in random order."""
+    return np.argsort(rng.random(n), axis=1, kind="stable")[:, :k]
+
+
+@FAMILY.task("shapes/colours", batched=True)
+def colours(rng: BatchRandom) -> ShapeBatch:
     """Name the set of colours present."""
     names = list(COLOURS)
-    present = sorted(rng.choice(names, size=int(rng.integers(1, 6)), replace=False).tolist())
-    n = int(rng.integers(len(present), 9))
-    cols = present + list(rng.choice(present, size=n - len(present)))
-    radii = rng.uniform(0.04, 0.08, size=n)
-    shapes = [SHAPES[int(rng.integers(len(SHAPES)))] for _ in cols]
-    s, objects = scatter_objects(rng, shapes, cols, radii)
+    m = rng.integers(1, 6)                                                # [B] colours present
+    first = _without_replacement(rng, len(names), 5)
+    n = rng.integers(m, 9)                                                # [B] objects, at least one per colour
+    slot = np.arange(8)
+    repeat = np.take_along_axis(first, rng.integers(0, m, 8), 1)          # a present colour per extra slot
+    cols = np.where(slot < m[:, None], np.pad(first, ((0, 0), (0, 3))), repeat)
+    valid = slot < n[:, None]
+    radii = rng.uniform(0.04, 0.08, 8)
+    kinds = rng.integers(0, len(SHAPES), 8)
+    centres = batched_scatter(rng, radii, valid, (0.02, 0.02, 0.98, 0.98), gap=0.02)
+    present = [sorted(names[c] for c in first[b, :m[b]]) for b in range(len(rng))]
+
+    def meta(b: int) -> dict:
+        return {"objects": [{"shape": SHAPES[kinds[b, j]], "colour": names[cols[b, j]],
+                             "center": [float(centres[b, j, 0]), float(centres[b, j, 1])], "radius": float(radii[b, j])}
+                            for j in np.nonzero(valid[b])[0]]}
     q = f"Which colours appear in the image? Choose from {', '.join(names)}. Answer as [colour, colour, ...]."
-    return Draw(s, q, present, "set", meta={"objects": objects})
+    return ShapeBatch(kinds, centres, radii, np.array(list(COLOURS.values()))[cols], valid, q, present, "set",
+                      meta=meta, background=BACKGROUND)
 
 
-@FAMILY.task("shapes/size_order")
-def size_order(rng: np.random.Generator) -> Draw:
+@FAMILY.task("shapes/size_order", batched=True)
+def size_order(rng: BatchRandom) -> ShapeBatch:
     """List the colours of the shapes from smallest to largest."""
-    n = int(rng.integers(2, 6))
-    cols = rng.choice(list(COLOURS), size=n, replace=False).tolist()
-    radii = 0.035 * 1.3 ** rng.permutation(n).astype(float)   # each at least 30% larger than the next
-    centres = scatter(rng, radii, (0.02, 0.02, 0.98, 0.98), gap=0.03)
-    shape = SHAPES[int(rng.integers(len(SHAPES)))]
-    s = Scene(background=BACKGROUND)
-    for col, c, r in zip(cols, centres, radii):
-        draw_shape(s, shape, tuple(c), float(r), COLOURS[col])
-    answer = [cols[i] for i in np.argsort(radii)]
-    q = f"List the colours of the {_plural(shape)} from the smallest to the largest. Answer as [colour, colour, ...]."
-    return Draw(s, q, answer, "list", meta={"shape": shape, "colours": cols, "radii": radii.tolist()})
+    names = list(COLOURS)
+    n = rng.integers(2, 6)                                                # [B] shapes
+    slot = np.arange(5)
+    valid = slot < n[:, None]
+    cols = _without_replacement(rng, len(names), 5)
+    steps = np.argsort(np.where(valid, rng.random(5), 2.0), axis=1, kind="stable")   # a permutation of 0..n-1
+    rank = np.argsort(steps, axis=1, kind="stable")
+    radii = 0.035 * 1.3 ** rank.astype(float)                            # each at least 30% larger than the next
+    centres = batched_scatter(rng, radii, valid, (0.02, 0.02, 0.98, 0.98), gap=0.03)
+    shape = rng.integers(0, len(SHAPES))
+    kinds = np.broadcast_to(shape[:, None], valid.shape)
+    answers = [[names[cols[b, j]] for j in np.argsort(np.where(valid[b], radii[b], np.inf), kind="stable")[:n[b]]]
+               for b in range(len(rng))]
+
+    def meta(b: int) -> dict:
+        return {"shape": SHAPES[shape[b]], "colours": [names[c] for c in cols[b, :n[b]]],
+                "radii": radii[b, :n[b]].tolist()}
+    questions = [f"List the colours of the {_plural(SHAPES[k])} from the smallest to the largest. Answer as "
+                 "[colour, colour, ...]." for k in shape]
+    return ShapeBatch(kinds, centres, radii, np.array(list(COLOURS.values()))[cols], valid, questions, answers, "list",
+                      meta=meta, background=BACKGROUND)
 
 
 @FAMILY.task("shapes/same_shape")
