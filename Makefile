@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml constraints.txt
 	  else echo "missing system packages:$$missing (apt-get install them)" >&2; exit 1; fi; fi
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --disable-pip-version-check torch==2.13.0
-	$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -e '.[test]'
+	$(BIN)/pip install -q --disable-pip-version-check -c constraints.txt -e '.[test,ray]'
 	@$(BIN)/python -c "import torch, sys; v = torch.__version__; sys.exit(0 if v.startswith('2.13.0') and not torch.version.cuda else f'torch {v} is not the CPU build 2.13.0')"
 	@touch $(STAMP)
 

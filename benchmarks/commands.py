@@ -17,6 +17,8 @@ BENCHMARKS = {
     "bongard": ("bongard_bench", "Bongard problems per second vs the reference figure"),
     "kiva": ("kiva_bench", "KiVA trials per second vs the public scripts"),
     "jigsaw": ("jigsaw_bench", "built-in Jigsaw photographs and items per second per task"),
+    "stream": ("stream_bench", "streams with batched sampling vs drawing one sample at a time, same positions"),
+    "ray": ("ray_bench", "generate --ray on a local 2-node Ray cluster vs --workers 2, and the scaling model"),
     "gpu": ("gpu_bench", "the CUDA path: parity with the CPU per family; render, stream and eval images/s"),
     "profile": ("profile_bench", "per family: sampling, collation, rendering, encoding, writing per sample"),
 }

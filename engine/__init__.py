@@ -7,7 +7,8 @@ from .registry import get_task, list_tasks
 from .sample import Draw, Sample
 from .scene import KINDS, Scene
 
-_HEAVY = {"render": ("rendering", "render"), "stream": ("streams", "stream"), "SceneBatch": ("batch", "SceneBatch")}
+_HEAVY = {"render": ("rendering", "render"), "stream": ("streams", "stream"), "SceneBatch": ("batch", "SceneBatch"),
+          "ray_dataset": ("ray_data", "ray_dataset")}      # Ray itself: imported when a dataset is made
 
 
 def __getattr__(name: str):
@@ -21,4 +22,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'engine' has no attribute {name!r}")
 
 
-__all__ = ["KINDS", "Scene", "SceneBatch", "render", "list_tasks", "get_task", "Draw", "Sample", "stream"]
+__all__ = ["KINDS", "Scene", "SceneBatch", "render", "list_tasks", "get_task", "Draw", "Sample", "stream", "ray_dataset"]

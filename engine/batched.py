@@ -14,17 +14,20 @@ import functools
 from dataclasses import dataclass, field
 from typing import Callable
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import torch
 
 from kernels.primitives import ELLIPSE, Primitives
 
-from .batch import SceneBatch
 from .placement import PlacementError
 from .rng import sample_key
 from .sample import Draw
 from .scene import Primitive, Scene, parse_color
 from .shapes import SHAPES, draw_shape
+
+if TYPE_CHECKING:
+    from .batch import SceneBatch
 
 _MASK = (1 << 64) - 1
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -206,6 +209,9 @@ class ShapeBatch:
 
     def scene_batch(self) -> SceneBatch:
         """All ``B`` scenes as one :class:`engine.batch.SceneBatch`, built from the columns."""
+        import torch                      # listing tasks needs no torch; drawing them does
+
+        from .batch import SceneBatch
         prims, verts, nverts, bounds = _prototypes()
         B, K = self.valid.shape
         v = self.valid

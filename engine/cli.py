@@ -255,12 +255,24 @@ def _families(a) -> int:
 
 def _generate_args(p):
     p.add_argument("pattern", help="task id or glob pattern")
-    p.add_argument("--out", required=True, help="output folder (a resumed run must use the same settings)")
+    p.add_argument("--out", required=True,
+                   help="output folder (a resumed run must use the same settings), or a URL an installed fsspec "
+                        "driver writes (s3://, gs://, az://, hf://): made in $PROCVIS_CACHE/staging, then uploaded")
     sampling_options(p, count=10, size=224)
-    p.add_argument("--format", choices=("parquet", "imagefolder"), default="parquet", help="shard format")
+    p.add_argument("--format", choices=("parquet", "imagefolder", "hf"), default="parquet",
+                   help="shard format: Parquet or imagefolder shards per task, or hf: the Hugging Face Hub layout "
+                        "(a config per benchmark, the papers' splits, a dataset card, shards sized by bytes)")
     p.add_argument("--workers", type=positive_int("--workers", MAX_WORKERS), default=1,
                    help="worker processes (capped by the cores and the memory budget, with a note)")
-    p.add_argument("--shard-size", type=positive_int("--shard-size", MAX_SHARD_SIZE), default=256, help="samples per shard")
+    p.add_argument("--shard-size", type=positive_int("--shard-size", MAX_SHARD_SIZE), default=None,
+                   help="samples per shard (parquet, imagefolder: 256) or per Parquet row group (hf: 100)")
+    p.add_argument("--shard-mb", type=real("--shard-mb", 0.01, 100_000), default=None,
+                   help="hf only: target size of a shard in MiB (256); a small dataset gets one file per split")
+    p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",
+                   help="make the shards as Ray tasks on the cluster at ADDRESS (host:port, ray://host:port or "
+                        "auto), or on a Ray instance started on this machine for the run when no ADDRESS is given; "
+                        "the files are those of a local run; the cluster's CPUs replace --workers (needs "
+                        "pip install 'procvis[ray]')")
 
 
 def _generate(a) -> int:
@@ -268,16 +280,43 @@ def _generate(a) -> int:
 
     from .outputs import generate          # torch: loaded when the command runs, not to parse it
 
+    on_ray = {}
+    if a.ray is not None:
+        from .ray_jobs import RayExecutor  # Ray: optional, loaded only for --ray
+        on_ray = {"executor": RayExecutor(a.ray)}
+    out = staging_folder(a.out) if is_url(a.out) else a.out
     try:
-        m = generate(a.pattern, a.out, seed=a.seed, count=a.count, size=a.size, fmt=a.format, workers=a.workers,
-                     shard_size=a.shard_size, progress=not a.quiet, settings=settings_of(a))
+        m = generate(a.pattern, out, seed=a.seed, count=a.count, size=a.size, fmt=a.format, workers=a.workers,
+                     shard_size=a.shard_size, progress=not a.quiet, settings=settings_of(a),
+                     shard_bytes=None if a.shard_mb is None else round(a.shard_mb * 2 ** 20), **on_ray)
     except KeyboardInterrupt as e:         # workers ended, temporary files removed: say how to resume
         signum = getattr(e, "signum", signal.SIGINT)
         print(f"procvis: interrupted by {signal.Signals(signum).name}; run the same command again to resume",
               file=sys.stderr)
         return 128 + signum
+    if out != a.out:
+        from .upload import upload         # fsspec: only for a URL
+
+        upload(out, a.out)
     print(f"wrote {m['total']} samples of {len(m['tasks'])} tasks to {a.out} ({len(m['files'])} files)")
     return 0
+
+
+def is_url(out: str) -> bool:
+    """Whether ``out`` names a file system by URL (``s3://bucket/path``, ``memory://...``)."""
+    import re
+
+    return re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", out) is not None and not out.startswith("file://")
+
+
+def staging_folder(url: str) -> str:
+    """The local folder where a run for ``url`` is made (lock, journal and resume stay there)
+    before it is uploaded: ``$PROCVIS_CACHE/staging/<hash of the URL>``."""
+    import hashlib
+    import os
+
+    cache = Path(os.environ.get("PROCVIS_CACHE", Path.home() / ".cache" / "procvis"))
+    return str(cache / "staging" / hashlib.sha256(url.encode()).hexdigest()[:16])
 
 
 def _preview_args(p):
@@ -454,7 +493,7 @@ def _demo(a) -> int:
 
     out = Path(a.out)
     m = generate(a.pattern, str(out), seed=a.seed, count=a.count, size=a.size, progress=not a.quiet, workers=2,
-                 settings=settings_of(a))
+                 settings=settings_of(a), fmt="hf")           # the Hub layout: a few files, not one per task
     sheet = preview(a.pattern, out / "contact_sheet.png", count=min(max(len(registry.list_tasks(a.pattern)), 8), 24),
                     seed=a.seed, settings=settings_of(a))
     print(f"wrote {m['total']} samples of {len(m['tasks'])} tasks to {out}/ and a contact sheet at {sheet}")

@@ -7,6 +7,8 @@ Layout of an output folder::
     run.json                  the run's identity: every setting that changes the bytes
     data/<task>/shard-00000.parquet          (--format parquet)
     images/<task>/shard-00000/{metadata.jsonl, 000000_0.png, ...}   (--format imagefolder)
+    data/<config>/<split>-00000.parquet      (--format hf: per-benchmark configs, the papers'
+                                              splits, shards sized by bytes; see engine.hub)
     manifest.json             version, config, seed, tasks, counts, a sha256 and size per file
 
 While a run is going on the folder also holds ``.procvis.lock`` (the writer's pid, held with
@@ -52,13 +54,15 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from . import hub
 from .canvas import (BUDGET_ENV, ENCODE_BYTES_PER_PX, WORKER_BASE_BYTES, canvas_size, gib, images_per_batch,
                      memory_budget)
 from .errors import Interrupted, OutputError, UserError
 from .registry import family_of, get_family, get_task, resolve, run_settings
 from .rendering import render
 
-FORMATS = ("parquet", "imagefolder")
+FORMATS = ("parquet", "imagefolder", "hf")
+SHARD_SIZES = {"parquet": 256, "imagefolder": 256, "hf": 100}   # default rows per shard (hf: per row group)
 FORMAT_VERSION = 1
 PNG_LEVEL = 3                  # zlib level: as fast as 1 here, and smaller files
 
@@ -86,12 +90,13 @@ class RunConfig:
     inputs: dict = field(default_factory=dict)
     font: str | None = None
     procvis_version: str | None = None
+    shard_bytes: int | None = None
 
     def identity(self) -> dict:
         """The settings a resume must repeat (``settings`` and ``inputs`` only when there are
-        any, ``font`` and ``procvis_version`` only when known)."""
+        any, ``font`` and ``procvis_version`` only when known, ``shard_bytes`` for ``hf``)."""
         out = {"format_version": FORMAT_VERSION, **asdict(self)}
-        for key in ("settings", "inputs", "font", "procvis_version"):
+        for key in ("settings", "inputs", "font", "procvis_version", "shard_bytes"):
             if not out[key]:
                 del out[key]
         return out
@@ -116,7 +121,7 @@ class RunConfig:
 
     def tree(self) -> str:
         """The folder that holds the shards."""
-        return "data" if self.format == "parquet" else "images"
+        return "images" if self.format == "imagefolder" else "data"
 
 
 def _slug(task: str) -> str:
@@ -433,9 +438,10 @@ def worker_cap(workers: int, size: int) -> tuple[int, str | None]:
     return n, f"procvis: note: --workers {workers} capped at {n} ({why})"
 
 
-def _start_pool(jobs: list, workers: int) -> tuple[ProcessPoolExecutor, set]:
-    """A pool of spawned workers (each with its share of the memory budget) with ``jobs``
-    submitted; returns it and the futures.
+def _start_pool(jobs: list, workers: int, fn=None) -> tuple[ProcessPoolExecutor, list]:
+    """A pool of spawned workers (each with its share of the memory budget) with ``fn``
+    (default: write a shard) submitted for each of ``jobs``; returns it and the futures in
+    the order of ``jobs``.
 
     The workers and the pool's helper process start with SIGHUP blocked: a closed terminal
     hangs up the whole process group, and the parent alone should answer it (it ends them)."""
@@ -447,7 +453,7 @@ def _start_pool(jobs: list, workers: int) -> tuple[ProcessPoolExecutor, set]:
     try:
         pool = ProcessPoolExecutor(workers, mp_context=ctx, initializer=_init_worker,
                                    initargs=(threads, os.getpid(), max(1, memory_budget() // workers)))
-        return pool, {pool.submit(_worker, job) for job in jobs}
+        return pool, [pool.submit(fn or _worker, job) for job in jobs]
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
@@ -462,7 +468,8 @@ def _run_jobs(jobs, workers: int, done) -> None:
         for job in itertools.chain(first, queue):
             done(_write_shard(*job))
         return
-    pool, pending = _start_pool(first, workers)
+    pool, futures = _start_pool(first, workers)
+    pending = set(futures)
     stops = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
     try:
         while pending:
@@ -495,7 +502,10 @@ def _features_yaml() -> str:
     return "\n".join(out) + "\n"
 
 
-def _card(cfg: RunConfig) -> str:
+def _card(cfg: RunConfig, parts: list | None = None) -> str:
+    """The dataset card (README.md) of a run (``parts``: its Hub plan, for ``hf``)."""
+    if cfg.format == "hf":
+        return _hub_card(cfg, parts)
     if cfg.format == "parquet":
         data_files = "data/**/*.parquet"
     else:
@@ -801,10 +811,10 @@ def _refuse_other_settings(root: Path, cfg: RunConfig) -> None:
                           "choose another --out or remove it")
 
 
-def _write_identity(root: Path, cfg: RunConfig) -> None:
+def _write_identity(root: Path, cfg: RunConfig, parts: list | None = None) -> None:
     """Write run.json and the dataset card unless they already say what they should (one
     line on stderr for each one that was there and is repaired)."""
-    for name, text in ((RUN_FILE, json.dumps(cfg.identity(), sort_keys=True) + "\n"), (CARD_FILE, _card(cfg))):
+    for name, text in ((RUN_FILE, json.dumps(cfg.identity(), sort_keys=True) + "\n"), (CARD_FILE, _card(cfg, parts))):
         path = root / name
         try:
             if path.read_text() == text:
@@ -916,10 +926,13 @@ def _shard_problem(root: Path, cfg: RunConfig, task: str, k: int, mine: dict) ->
 
 # ---------------------------------------------------------------- generate
 
-def _check_arguments(fmt, count, workers, shard_size, seed, size) -> int:
+def _check_arguments(fmt, count, workers, shard_size, seed, size, shard_bytes=None) -> int:
     """The panel side, once every argument is checked (:class:`UserError` otherwise)."""
     if fmt not in FORMATS:
         raise UserError(f"format={fmt!r}; allowed: {', '.join(FORMATS)}")
+    if shard_bytes is not None and (fmt != "hf" or int(shard_bytes) != shard_bytes or shard_bytes < 1024):
+        raise UserError(f"shard_bytes={shard_bytes!r}: a whole number of bytes from 1024 up, for format 'hf' only "
+                        f"(format is {fmt!r})")
     if int(count) != count or not 0 < count <= MAX_COUNT:
         raise UserError(f"count={count!r} must be a positive integer up to {MAX_COUNT} per task")
     if int(workers) != workers or workers <= 0:
@@ -954,10 +967,19 @@ def _progress_bar(progress: bool, total: int):
 
 
 def generate(pattern: str, out: str, seed: int = 0, count: int = 10, size: int = 224, fmt: str = "parquet",
-             workers: int = 1, shard_size: int = 256, progress: bool = True, settings: dict | None = None) -> dict:
+             workers: int = 1, shard_size: int | None = None, progress: bool = True, settings: dict | None = None,
+             shard_bytes: int | None = None, executor=None) -> dict:
     """Generate ``count`` samples of every task matching ``pattern`` into ``out``, panels
     ``size`` pixels square (or their own extent), with family ``settings`` (qualified names,
     e.g. ``{"jigsaw.images": "/data/photos"}``; defaults for the rest).
+
+    ``fmt``: ``parquet`` or ``imagefolder`` (shards of ``shard_size`` samples of one task,
+    default 256), or ``hf`` (the Hub layout of :mod:`engine.hub`: Parquet shards of about
+    ``shard_bytes`` bytes, default 256 MiB, per config and split, row groups of
+    ``shard_size`` rows, default 100). ``executor``: what makes the shards instead of local
+    worker processes, e.g. :class:`engine.ray_jobs.RayExecutor` (``run_jobs(jobs, workers,
+    done)`` and ``run_ordered(jobs, workers, done)``, with the contracts of :func:`_run_jobs`
+    and :func:`_run_ordered`); the files are the same.
 
     A folder that already holds this run is checked shard by shard and completed or repaired
     (one line on stderr per repaired shard); anything that cannot be repaired without
@@ -966,7 +988,10 @@ def generate(pattern: str, out: str, seed: int = 0, count: int = 10, size: int =
 
     Returns the manifest (also written to ``out/manifest.json``).
     """
-    side = _check_arguments(fmt, count, workers, shard_size, seed, size)
+    shard_size = SHARD_SIZES.get(fmt, 256) if shard_size is None else shard_size
+    side = _check_arguments(fmt, count, workers, shard_size, seed, size, shard_bytes)
+    if fmt == "hf" and shard_bytes is None:
+        shard_bytes = hub.SHARD_BYTES
     images_per_batch(side, "numba", memory_budget() // ENCODE_BYTES_PER_PX * 3)   # one panel must fit
     workers, note = worker_cap(int(workers), side)
     if note:
@@ -976,13 +1001,13 @@ def generate(pattern: str, out: str, seed: int = 0, count: int = 10, size: int =
     chosen = run_settings(bound)
     cfg = RunConfig(pattern=pattern, seed=int(seed), count=int(count), size=side, format=fmt,
                     shard_size=int(shard_size), settings=chosen, inputs=input_digests(chosen), font=font_digest(),
-                    procvis_version=procvis_version())
+                    procvis_version=procvis_version(), shard_bytes=None if shard_bytes is None else int(shard_bytes))
     with _signals_raised():
         root, created = _check_out(out)
         try:
             with _Lock(root, cfg.marker()) as lock:
                 try:
-                    return _generate_locked(root, cfg, tasks, workers, progress, lock.stale.get("run"))
+                    return _generate_locked(root, cfg, tasks, workers, progress, lock.stale.get("run"), executor)
                 except BaseException:
                     _clean_after_failure(root, cfg)
                     raise
@@ -994,8 +1019,10 @@ def generate(pattern: str, out: str, seed: int = 0, count: int = 10, size: int =
 
 
 def _generate_locked(root: Path, cfg: RunConfig, tasks: list[str], workers: int, progress: bool,
-                     stale: str | None) -> dict:
+                     stale: str | None, executor=None) -> dict:
     """``generate`` once the folder is locked; returns the manifest."""
+    if cfg.format == "hf":
+        return _generate_hub_locked(root, cfg, tasks, workers, progress, stale, executor)
     _refuse_other_settings(root, cfg)
     _remove_temporary(root, cfg, {cfg.marker()} | ({stale} if isinstance(stale, str) else set()))
     if not (root / RUN_FILE).exists():
@@ -1033,9 +1060,11 @@ def _generate_locked(root: Path, cfg: RunConfig, tasks: list[str], workers: int,
                 written.append(rel)
             bar.update(n)
 
-        _run_jobs(jobs(), workers, done)
+        (executor.run_jobs if executor is not None else _run_jobs)(jobs(), workers, done)
     finally:
         bar.close()
+    # a worker killed mid-shard (its task retried elsewhere) leaves its temporary file behind
+    _remove_temporary(root, cfg, {cfg.marker()})
     _write_identity(root, cfg)
     manifest = _write_manifest(root, cfg, tasks, files)
     journal.remove()
@@ -1053,9 +1082,11 @@ def _clean_after_failure(root: Path, cfg: RunConfig) -> None:
                 _Journal(root, cfg.marker()).remove()
 
 
-def _write_manifest(root: Path, cfg: RunConfig, tasks: list[str], files: dict) -> dict:
-    """Write manifest.json from ``files`` (``{file: (size, sha256)}``); returns the manifest."""
-    manifest = {"procvis_version": cfg.procvis_version or procvis_version(), "format_version": FORMAT_VERSION,
+def _write_manifest(root: Path, cfg: RunConfig, tasks: list[str], files: dict, extra: dict | None = None) -> dict:
+    """Write manifest.json from ``files`` (``{file: (size, sha256)}``) and ``extra`` entries;
+    returns the manifest."""
+    manifest = {**(extra or {}),
+                "procvis_version": cfg.procvis_version or procvis_version(), "format_version": FORMAT_VERSION,
                 "config": asdict(cfg), "seed": cfg.seed, "tasks": tasks, "counts": {t: cfg.count for t in tasks},
                 "total": cfg.count * len(tasks), "files": {f: h for f, (_, h) in files.items()},
                 "sizes": {f: s for f, (s, _) in files.items()}}
@@ -1116,25 +1147,37 @@ def check(out: str) -> dict[str, str]:
         if wrong:
             bad[f] = wrong
     bad.update({f: "not in the manifest" for f in _extra_files(root, cfg, set(files))})
-    shards = {f if cfg.format == "parquet" else f.rsplit("/", 1)[0] for f in files}
-    for t, k in cfg.shards(manifest.get("tasks") or []):
-        rel = shard_path(cfg, t, k)
-        target = rel if cfg.format == "parquet" else f"{rel}/metadata.jsonl"
-        if rel not in shards:
-            bad[rel] = "a shard of the run that the manifest does not list"
-        elif target not in bad:
-            problem = _rows_problem(root, cfg, t, k)
-            if problem:
-                bad[target] = problem
+    tasks = manifest.get("tasks") or []
+    parts = _hub_plan(cfg, tasks) if cfg.format == "hf" else None
+    _check_rows(root, cfg, tasks, parts, set(files), bad)
     if _read_json(root / RUN_FILE) != cfg.identity() | {"format_version": manifest.get("format_version")}:
         bad[RUN_FILE] = "does not match the manifest's settings"
     try:
-        card_ok = (root / CARD_FILE).read_text() == _card(cfg)
+        card_ok = (root / CARD_FILE).read_text() == _card(cfg, parts)
     except (OSError, UnicodeDecodeError):
         card_ok = False
     if not card_ok:
         bad[CARD_FILE] = "is not the card of the manifest's settings"
     return bad
+
+
+def _check_rows(root: Path, cfg: RunConfig, tasks: list[str], parts: list | None, files: set, bad: dict) -> None:
+    """Add to ``bad`` every shard of the run that ``files`` (the manifest's) does not list and
+    every listed shard whose rows are wrong (``parts``: the Hub plan of an ``hf`` run)."""
+    if parts is not None:
+        every = ((p.shard_file(k), lambda p=p, k=k: _hub_rows_problem(root, cfg, p, k))
+                 for p in parts for k in range(p.shard_count()))
+    else:
+        every = ((shard_path(cfg, t, k), lambda t=t, k=k: _rows_problem(root, cfg, t, k)) for t, k in cfg.shards(tasks))
+    shards = {f if cfg.format != "imagefolder" else f.rsplit("/", 1)[0] for f in files}
+    for rel, rows_problem in every:
+        target = rel if cfg.format != "imagefolder" else f"{rel}/metadata.jsonl"
+        if rel not in shards:
+            bad[rel] = "a shard of the run that the manifest does not list"
+        elif target not in bad:
+            problem = rows_problem()
+            if problem:
+                bad[target] = problem
 
 
 def verify(out: str) -> list[str]:
@@ -1155,12 +1198,17 @@ def _rows_problem(root: Path, cfg: RunConfig, task: str, k: int) -> str | None:
     want = list(cfg.rows(k))
     if [t for t, _, _ in rows] != [task] * len(want) or [i for _, i, _ in rows] != want:
         return f"holds {len(rows)} rows, not rows {want[0]}..{want[-1]} of {task}"
+    if _other_settings(cfg, task, [meta for _, _, meta in rows]):
+        return "holds rows drawn under other family settings"
+    return None
+
+
+def _other_settings(cfg: RunConfig, task: str, metas: list[dict]) -> bool:
+    """Whether any of ``metas`` (rows of ``task``) records family settings other than the run's."""
     family = get_family(family_of(task))
     expected = {k: v for k, v in cfg.settings.items()
                 if k.split(".", 1)[0] == family.name and family.settings[k.split(".", 1)[1]].concerns(task)}
-    if any({f"{family.name}.{k}": v for k, v in (meta.get("settings") or {}).items()} != expected for _, _, meta in rows):
-        return "holds rows drawn under other family settings"
-    return None
+    return any({f"{family.name}.{k}": v for k, v in (meta.get("settings") or {}).items()} != expected for meta in metas)
 
 
 def _rows(path: Path) -> list[tuple[str, int, dict]]:
@@ -1175,5 +1223,297 @@ def _rows(path: Path) -> list[tuple[str, int, dict]]:
     return [(r["task"], r["index"], json.loads(r["meta"])) for r in rows]
 
 
+# ---------------------------------------------------------------- --format hf: the Hub layout
+
+def _hub_plan(cfg: RunConfig, tasks: list[str], progress: bool = False) -> list:
+    """The :class:`engine.hub.Part` list of an ``hf`` run, each with its rows per shard: the
+    byte target over the PNG bytes of a row, measured on a few samples of its config
+    (:func:`_row_bytes`; ``progress``: a bar on stderr, since that draws and encodes images
+    before the first shard starts)."""
+    parts = hub.plan(tasks, cfg.count)
+    per_config: dict[str, int] = {}
+    shown = parts
+    if progress:
+        from tqdm import tqdm
+
+        shown = tqdm(parts, desc="sizing shards", unit="part", file=sys.stderr, dynamic_ncols=True, leave=False)
+    for p in shown:
+        if p.config not in per_config:
+            members = [m for q in parts if q.config == p.config for m in q.members]
+            per_config[p.config] = hub.rows_per_shard(_row_bytes(cfg, members), cfg.shard_bytes or hub.SHARD_BYTES)
+        p.rows_per_shard = per_config[p.config]
+    return parts
+
+
+def hub_locate(out: str, task: str, index: int, parts: list | None = None) -> tuple[str, int]:
+    """``(file, row group)`` that holds sample ``index`` of ``task`` in the finished ``hf``
+    dataset in ``out`` (``parts``: its plan, when the caller keeps it; :func:`hub_plan`), so a
+    reader opens only that row group (``pyarrow.parquet.ParquetFile(...).read_row_group``).
+    :class:`OutputError` when the folder is no ``hf`` dataset or does not hold the sample."""
+    manifest, cfg = _finished_run(Path(out))
+    if cfg.format != "hf":
+        raise OutputError(f"{str(out)!r} holds format {cfg.format!r}, not 'hf'")
+    for part in parts if parts is not None else hub_plan(out):
+        row = part.position(task, index) if part.config == hub.root_of(task) else None
+        if row is not None and task in manifest.get("tasks", []):
+            return part.shard_file(row // part.rows_per_shard), row % part.rows_per_shard // cfg.shard_size
+    raise OutputError(f"{str(out)!r} does not hold sample {index} of {task!r}")
+
+
+def hub_plan(out: str) -> list:
+    """The plan (:class:`engine.hub.Part` list) of the finished ``hf`` dataset in ``out``."""
+    manifest, cfg = _finished_run(Path(out))
+    return _hub_plan(cfg, list(manifest.get("tasks") or []))
+
+
+def _row_bytes(cfg: RunConfig, members: list) -> float:
+    """Mean PNG bytes of a row over the first sample of up to ``hub.ESTIMATE_TASKS`` tasks
+    spread over ``members`` (``(task, indices)``): photographs and drawings compress very
+    differently, so the shard size is measured rather than guessed (deterministic, like
+    every render)."""
+    step = max(1, len(members) // hub.ESTIMATE_TASKS)
+    chosen = members[::step][:hub.ESTIMATE_TASKS]
+    samples = [get_task(task, cfg.settings).samples(cfg.seed, [sel[0]])[0] for task, sel in chosen]
+    images = encoded_panels(samples, cfg.size)
+    return sum(len(png) for pngs in images for png in pngs) / len(samples)
+
+
+def _hub_schema(config: str):
+    """The Arrow schema of a config's shards, with the ``datasets`` features in its metadata."""
+    import pyarrow as pa
+
+    kinds = {"string": pa.string(), "int64": pa.int64()}
+    image = pa.struct([("bytes", pa.binary()), ("path", pa.string())])
+    cols = hub.features(config)
+    info = {n: ({"feature": {"_type": "Image"}, "_type": "List"} if d == "image list" else
+                {"dtype": d, "_type": "Value"}) for n, d in cols.items()}
+    return pa.schema([(n, pa.list_(image) if d == "image list" else kinds[d]) for n, d in cols.items()],
+                     metadata={"huggingface": json.dumps({"info": {"features": info}})})
+
+
+def _hub_piece(cfg: RunConfig, config: str, rel: str, j: int, n: int, segments: list) -> tuple:
+    """Draw, render and encode piece ``j`` of ``n`` of shard ``rel`` (``segments``: ``(task,
+    indices)``); returns ``(rel, j, n, Arrow table of its rows)``."""
+    import pyarrow as pa
+
+    samples = [s for task, idx in segments for s in get_task(task, cfg.settings).samples(cfg.seed, idx)]
+    images = encoded_panels(samples, cfg.size)
+    schema = _hub_schema(config)
+    rows = [_row(s) for s in samples]
+    cols = {}
+    for name in schema.names:
+        if name == "images":
+            cols[name] = [[{"bytes": png, "path": None} for png in pngs] for pngs in images]
+        elif name == "problem_size":
+            cols[name] = [s.meta.get("size") for s in samples]
+        else:
+            cols[name] = [r[name] for r in rows]
+    return rel, j, n, pa.table(cols, schema=schema)
+
+
+def _hub_worker(args) -> tuple:
+    return _hub_piece(*args)
+
+
+def _run_ordered(jobs, workers: int, done) -> None:
+    """Make every piece of ``jobs`` (an iterable of :func:`_hub_piece` arguments, consumed
+    lazily) and call ``done(result)`` in the order of ``jobs``, whatever order the workers
+    finish in (at most two pieces per worker made or held at once); on any failure or
+    interruption the workers are ended before the exception propagates."""
+    queue = iter(jobs)
+    first = list(itertools.islice(queue, 2 * workers))
+    if workers == 1 or len(first) <= 1:
+        for job in itertools.chain(first, queue):
+            done(_hub_piece(*job))
+        return
+    pool, window = _start_pool(first, workers, _hub_worker)
+    stops = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
+    try:
+        while window:
+            before = signal.pthread_sigmask(signal.SIG_BLOCK, stops)       # see _run_jobs
+            try:
+                wait([window[0]])
+            finally:
+                signal.pthread_sigmask(signal.SIG_SETMASK, before)
+            done(window.pop(0).result())
+            window += [pool.submit(_hub_worker, job) for job in itertools.islice(queue, 1)]
+    except BaseException:
+        _stop_pool(pool)
+        raise
+    pool.shutdown()
+
+
+class _HubShards:
+    """Writes the pieces of each shard, in order, into one Parquet file under a temporary
+    name, and installs it when its last piece is in; ``on_shard(rel, record)`` then."""
+
+    def __init__(self, root: Path, cfg: RunConfig, on_shard):
+        self.root, self.cfg, self.on_shard = root, cfg, on_shard
+        self.writer, self.tmp = None, None
+
+    def add(self, result: tuple) -> int:
+        """Write one piece (:func:`_hub_piece`'s result); returns its number of rows."""
+        import pyarrow.parquet as pq
+
+        rel, j, n, table = result
+        final = self.root / rel
+        try:
+            if j == 0:
+                final.parent.mkdir(parents=True, exist_ok=True)
+                self.tmp = final.parent / f"{TMP_PREFIX}{self.cfg.marker()}-{os.getpid()}-{final.name}"
+                _remove(self.tmp)
+                self.writer = pq.ParquetWriter(self.tmp, table.schema, compression="zstd")
+            self.writer.write_table(table, row_group_size=self.cfg.shard_size)
+            if j == n - 1:
+                self.writer.close()
+                self.writer = None
+                record = _file_record(self.tmp, rel)
+                _install(self.tmp, final, self.cfg.marker())
+                self.on_shard(rel, record)
+        except OSError as e:
+            self.abort()
+            if _disk_full(e):
+                raise _disk_full_error(self.root, rel) from None
+            raise
+        return table.num_rows
+
+    def abort(self) -> None:
+        """Close and remove the shard being written, if any."""
+        if self.writer is not None:
+            with contextlib.suppress(Exception):
+                self.writer.close()
+            self.writer = None
+        if self.tmp is not None:
+            _remove(self.tmp)
+
+
+def _hub_strays(root: Path, parts: list) -> list[str]:
+    """Entries of ``data/`` that no shard of the plan accounts for (relative paths)."""
+    tree = root / "data"
+    if not tree.exists() and not tree.is_symlink():
+        return []
+    if not tree.is_dir() or tree.is_symlink():
+        return ["data"]
+    expected = {p.shard_file(k) for p in parts for k in range(p.shard_count())}
+    dirs = {f"data/{p.config}" for p in parts}
+    out = []
+    for d in sorted(tree.iterdir()):
+        rel = f"data/{d.name}"
+        if rel not in dirs or not d.is_dir() or d.is_symlink():
+            out.append(rel)
+            continue
+        out += [f"{rel}/{f.name}" for f in sorted(d.iterdir())
+                if f"{rel}/{f.name}" not in expected or not f.is_file() or f.is_symlink()]
+    return out
+
+
+def _hub_rows_problem(root: Path, cfg: RunConfig, part, k: int) -> str | None:
+    """What is wrong with the rows of shard ``k`` of ``part``, or ``None``."""
+    rel = part.shard_file(k)
+    try:
+        rows = _rows(root / rel)
+    except Exception as e:     # any damage a reader trips on means the same: rewrite the shard
+        return f"{rel} cannot be read ({type(e).__name__})"
+    want = [(t, i) for t, idx in part.segments(*part.shard_rows(k)) for i in idx]
+    if [(t, i) for t, i, _ in rows] != want:
+        return f"holds {len(rows)} rows, not the {len(want)} rows of its place in {part.config}/{part.split}"
+    by_task: dict[str, list] = {}
+    for t, _, meta in rows:
+        by_task.setdefault(t, []).append(meta)
+    if any(_other_settings(cfg, t, metas) for t, metas in by_task.items()):
+        return "holds rows drawn under other family settings"
+    return None
+
+
+def _hub_jobs(root: Path, cfg: RunConfig, parts: list, records: dict, files: dict, bar):
+    """The pieces still to make (lazily), shard by shard in plan order; a shard whose files
+    match their record and whose rows are right is kept (its files go into ``files``)."""
+    for part in parts:
+        for k in range(part.shard_count()):
+            rel = part.shard_file(k)
+            mine = {rel: records[rel]} if rel in records else {}
+            lo, hi = part.shard_rows(k)
+            if not (root / rel).exists():
+                problem = "missing" if mine else UNRECORDED
+            else:
+                problem = (_files_problem(root, rel, mine) or _hub_rows_problem(root, cfg, part, k)) if mine \
+                    else UNRECORDED
+            if problem is None:
+                size, sha = mine[rel]
+                files[rel] = (size if size is not None else (root / rel).stat().st_size, sha)
+                bar.update(hi - lo)
+                continue
+            if problem != UNRECORDED:
+                print(f"procvis: repairing {rel}: {problem}", file=sys.stderr)
+            starts = range(lo, hi, cfg.shard_size)
+            for j, a in enumerate(starts):
+                yield cfg, part.config, rel, j, len(starts), part.segments(a, min(hi, a + cfg.shard_size))
+
+
+def _generate_hub_locked(root: Path, cfg: RunConfig, tasks: list[str], workers: int, progress: bool,
+                         stale: str | None, executor=None) -> dict:
+    """``generate`` of an ``hf`` run once the folder is locked; returns the manifest."""
+    _refuse_other_settings(root, cfg)
+    _remove_temporary(root, cfg, {cfg.marker()} | ({stale} if isinstance(stale, str) else set()))
+    if not (root / RUN_FILE).exists():
+        _prune_empty(root / cfg.tree())          # what a failed first attempt left
+    parts = _hub_plan(cfg, tasks, progress)
+    strays = _hub_strays(root, parts)
+    if strays:
+        more = f" (and {len(strays) - 1} more)" if len(strays) > 1 else ""
+        raise OutputError(f"{strays[0]!r}{more} in {str(root)!r} is not part of this dataset and procvis did not "
+                          "write it; move it out of the folder and run the same command again")
+    records, files = _records(root, cfg), {}
+    journal = _Journal(root, cfg.marker())
+    bar = _progress_bar(progress, len(tasks) * cfg.count)
+
+    written = []
+
+    def on_shard(rel: str, record: dict) -> None:
+        if not written:
+            _write_identity(root, cfg, parts)
+            written.append(rel)
+        files.update({f: tuple(v) for f, v in record.items()})
+        journal.add(rel, record)
+
+    writer = _HubShards(root, cfg, on_shard)
+    try:
+        run = executor.run_ordered if executor is not None else _run_ordered
+        run(_hub_jobs(root, cfg, parts, records, files, bar), workers, lambda r: bar.update(writer.add(r)))
+    finally:
+        writer.abort()
+        bar.close()
+    _write_identity(root, cfg, parts)
+    layout = [{"config": p.config, "split": p.split, "part": p.part, "rows": p.total, "shards": p.shard_count()}
+              for p in parts]
+    manifest = _write_manifest(root, cfg, tasks, files, {"layout": layout})
+    journal.remove()
+    return manifest
+
+
+def _hub_card(cfg: RunConfig, parts: list) -> str:
+    """The Hub dataset card of an ``hf`` run: YAML header and text (:mod:`engine.hub`)."""
+    mb = (cfg.shard_bytes or hub.SHARD_BYTES) / 2 ** 20
+    opts = [f"--seed {cfg.seed}", f"--count {cfg.count}", f"--size {cfg.size}"]
+    if cfg.shard_size != SHARD_SIZES["hf"]:
+        opts.append(f"--shard-size {cfg.shard_size}")
+    if cfg.shard_bytes not in (None, hub.SHARD_BYTES):
+        opts.append(f"--shard-mb {int(mb) if mb.is_integer() else mb!r}")
+    opts += [f"--set {k}={v}" for k, v in cfg.settings.items()]
+    command = f"procvis generate '{cfg.pattern}' --format hf {' '.join(opts)} --out DIR"
+    hub_ids = {k for k, v in cfg.settings.items() if isinstance(v, str) and v.startswith("hf:")}
+    outside = sorted(set(cfg.inputs) | hub_ids)
+    if outside:
+        license_id = "other"
+        note = ("The samples draw on data named by the settings " + ", ".join(f"`{k}`" for k in outside) +
+                ": the data carries the licenses of those files; procvis's own part is Apache-2.0.")
+    else:
+        license_id = "apache-2.0"
+        note = ("Apache-2.0, as procvis itself: every image is drawn by procvis's code from its built-in sources "
+                "(no photograph or outside file). The benchmarks' designs belong to their papers' authors: cite them.")
+    return hub.card_header(parts, license_id) + hub.card_body(parts, command, cfg.procvis_version or "unknown",
+                                                              cfg.seed, note)
+
+
 __all__ = ["generate", "verify", "check", "load_manifest", "render_samples", "encode_png", "write_shard", "FORMATS",
-           "OutputError", "RunConfig"]
+           "SHARD_SIZES", "OutputError", "RunConfig", "hub_locate", "hub_plan"]

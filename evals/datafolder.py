@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from engine.errors import UserError
-from engine.outputs import MANIFEST_FILE, RunConfig, load_manifest, procvis_version, shard_path
+from engine.outputs import MANIFEST_FILE, RunConfig, hub_locate, hub_plan, load_manifest, procvis_version, shard_path
 
 KEEP_SHARDS = 4          # shards held in memory at once (their PNG bytes)
 
@@ -40,7 +40,8 @@ class DataFolder:
         self.version = manifest.get("procvis_version")
         self.seed, self.size, self.count = self.cfg.seed, self.cfg.size, self.cfg.count
         self.settings = dict(self.cfg.settings or {})
-        self._shards: dict[tuple[str, int], dict[int, tuple[dict, list[bytes]]]] = {}
+        self._shards: dict[tuple, dict[tuple[str, int], tuple[dict, list[bytes]]]] = {}
+        self._plan = None                 # an hf folder's shard plan, made on first use
 
     def fit(self, seed, size, settings, count) -> tuple[int, int, dict, int]:
         """The run's ``(seed, size, settings, count)``: the folder's, where the caller gave
@@ -75,12 +76,12 @@ class DataFolder:
         that differs)."""
         out = []
         for s in samples:
-            k = s.index // self.cfg.shard_size
-            if (s.task, k) not in self._shards:
+            key = self._shard_of(s.task, s.index)
+            if key not in self._shards:
                 if len(self._shards) >= KEEP_SHARDS:        # samples come task by task, in index order
                     self._shards.clear()
-                self._shards[(s.task, k)] = self._read_shard(s.task, k)
-            row, pngs = self._shards[(s.task, k)].get(s.index, (None, []))
+                self._shards[key] = self._read_shard(key)
+            row, pngs = self._shards[key].get((s.task, s.index), (None, []))
             if row is None or _comparable(row) != _comparable(s.record()):
                 raise UserError(f"--data {str(self.root)!r}: row {s.id} is not the sample this procvis "
                                 f"({procvis_version()}) draws (the dataset was written by procvis "
@@ -88,23 +89,32 @@ class DataFolder:
             out.append([_decode(png, f"{s.id} panel {j}") for j, png in enumerate(pngs)])
         return out
 
-    def _read_shard(self, task: str, k: int) -> dict[int, tuple[dict, list[bytes]]]:
-        """``{index: (row, PNG bytes of its panels)}`` of shard ``k`` of ``task``."""
-        rel = shard_path(self.cfg, task, k)
+    def _shard_of(self, task: str, index: int) -> tuple:
+        """The key of the piece of the folder that holds ``(task, index)``: ``(file, row
+        group)`` in an ``hf`` folder (shards hold many tasks), else ``(task, shard number)``."""
+        if self.cfg.format != "hf":
+            return task, index // self.cfg.shard_size
+        if self._plan is None:
+            self._plan = hub_plan(str(self.root))
+        return hub_locate(str(self.root), task, index, self._plan)
+
+    def _read_shard(self, key: tuple) -> dict[tuple[str, int], tuple[dict, list[bytes]]]:
+        """``{(task, index): (row, PNG bytes of its panels)}`` of the piece ``key``."""
+        rel = key[0] if self.cfg.format == "hf" else shard_path(self.cfg, *key)
         path = self.root / rel
         try:
-            if self.cfg.format == "parquet":
+            if self.cfg.format in ("parquet", "hf"):
                 import pyarrow.parquet as pq
 
-                rows = pq.read_table(path).to_pylist()
-                pairs = [(r, [im["bytes"] for im in r.pop("images")]) for r in rows]
+                table = pq.ParquetFile(path).read_row_group(key[1]) if self.cfg.format == "hf" else pq.read_table(path)
+                pairs = [(r, [im["bytes"] for im in r.pop("images")]) for r in table.to_pylist()]
             else:
                 rows = [json.loads(line) for line in (path / "metadata.jsonl").read_text().splitlines() if line]
                 pairs = [(r, [(path / name).read_bytes() for name in r.pop("file_names")]) for r in rows]
         except (OSError, ValueError, KeyError) as e:
             raise UserError(f"--data {str(self.root)!r}: cannot read {rel} ({type(e).__name__}); "
                             "'procvis verify' names what is damaged") from None
-        return {r["index"]: (r, pngs) for r, pngs in pairs}
+        return {(r["task"], r["index"]): (r, pngs) for r, pngs in pairs}
 
 
 def _comparable(row: dict) -> dict:

@@ -17,7 +17,7 @@ from tests.runners import Recorder
 PATTERN, COUNT, SEED, SIZE = "shapes/[cs][oa]*", 5, 3, 32      # shapes/colours, shapes/count/*, shapes/same_shape
 
 
-@pytest.fixture(scope="module", params=["parquet", "imagefolder"])
+@pytest.fixture(scope="module", params=["parquet", "imagefolder", "hf"])
 def dataset(request, tmp_path_factory):
     out = tmp_path_factory.mktemp(request.param) / "data"
     generate(PATTERN, str(out), seed=SEED, count=COUNT, size=SIZE, fmt=request.param, shard_size=2, progress=False)

@@ -1,4 +1,5 @@
-"""Dataset outputs: readable by datasets.load_dataset, deterministic, resumable after kill -9."""
+"""Dataset outputs: readable by datasets.load_dataset, deterministic, resumable after kill -9 (the Hub
+layout of ``--format hf`` has its own tests in test_hub_dataset.py)."""
 import json
 import os
 import signal
@@ -47,19 +48,25 @@ def test_workers_and_reruns_give_identical_files(tmp_path):
     assert _files(a) == before
 
 
-def test_resume_after_kill_9_ends_with_the_files_of_an_uninterrupted_run(tmp_path):
-    args = ["-m", "engine.cli", "generate", PATTERN, "--seed", "2", "--count", "60", "--size", "96",
-            "--shard-size", "3", "--quiet"]
+# hf: shards of about 10 KB (a few rows of 96 px shapes), so that there are many to kill between
+KILL_FORMATS = {"parquet": ["--shard-size", "3"], "hf": ["--format", "hf", "--shard-mb", "0.01", "--shard-size", "2"]}
+
+
+@pytest.mark.parametrize("fmt", KILL_FORMATS)
+def test_resume_after_kill_9_ends_with_the_files_of_an_uninterrupted_run(tmp_path, fmt):
+    args = ["-m", "engine.cli", "generate", PATTERN, "--seed", "2", "--count", "60", "--size", "96", "--quiet",
+            *KILL_FORMATS[fmt]]
     clean, killed = tmp_path / "clean", tmp_path / "killed"
     subprocess.run([sys.executable, *args, "--out", str(clean)], check=True, capture_output=True)
+    assert len(list(clean.rglob("*.parquet"))) >= 20
     proc = subprocess.Popen([sys.executable, *args, "--out", str(killed)], stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     deadline = time.time() + 120
-    while time.time() < deadline and len(list(killed.rglob("shard-*.parquet"))) < 5:
+    while time.time() < deadline and len(list(killed.rglob("[st]*-*.parquet"))) < 5:
         time.sleep(0.02)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    partial = list(killed.rglob("shard-*.parquet"))
+    partial = list(killed.rglob("[st]*-*.parquet"))
     assert 5 <= len(partial) < 200 and not (killed / "manifest.json").exists(), "kill landed too late to test"
     subprocess.run([sys.executable, *args, "--out", str(killed)], check=True, capture_output=True)
     assert _files(killed) == _files(clean)
@@ -155,3 +162,22 @@ def test_png_encoding_is_lossless_and_standard():
         img = Image.open(io.BytesIO(encode_png(x)))
         assert img.mode == "RGB" and img.size == (shape[2], shape[1])
         assert np.array_equal(np.asarray(img), x.permute(1, 2, 0).numpy())
+
+
+def test_generate_to_a_url_is_made_locally_then_uploaded(tmp_path, monkeypatch):
+    fsspec = pytest.importorskip("fsspec")
+    from engine.cli import main
+
+    monkeypatch.setenv("PROCVIS_CACHE", str(tmp_path / "cache"))
+    args = ["generate", "shapes/colours", "--count", "3", "--size", "32", "--quiet", "--out"]
+    assert main(args + ["memory://bucket/ds"]) == 0
+    assert main(args + [str(tmp_path / "local")]) == 0
+    fs = fsspec.filesystem("memory")
+    remote = {p[len("/bucket/ds/"):]: fs.cat(p) for p in fs.find("/bucket/ds")}
+    local = {str(p.relative_to(tmp_path / "local")): p.read_bytes() for p in (tmp_path / "local").rglob("*")
+             if p.is_file() and ".lock" not in p.name}
+    data = {k for k in local if k.startswith("data/")}
+    assert data and {k: remote[k] for k in data} == {k: local[k] for k in data}
+    assert json.loads(remote["manifest.json"])["files"] == json.loads(local["manifest.json"])["files"]
+    assert main(args + ["memory://bucket/ds"]) == 0                # the same command again: resumed, nothing new
+    fs.rm("/bucket", recursive=True)
