@@ -183,7 +183,10 @@ def test_hard_distractors_from_a_local_clip_style_checkpoint(tmp_path):
     assert torch.allclose(emb(x[:2]), f[:2], atol=1e-5)             # batch invariant
     settings = {"jigsaw.images": "generated:10", "jigsaw.image_size": 96, "jigsaw.embedder": str(tmp_path / "clip")}
     s = get_task("jigsaw/missing_piece/hard", settings).sample(0, 0)
-    assert len(s.meta["distractor_images"]) == 3 and s.meta["image"] not in s.meta["distractor_images"]
+    assert len(s.meta["distractor_images"]) == 3 and len(s.meta["distractor_boxes"]) == 3
+    pieces = [p.sprites[0] for p in s.panels[1:]]
+    truth = pieces["ABCD".index(s.answer_text)]
+    assert sum(torch.equal(p, truth) for p in pieces) == 1
     assert s.settings["embedder"] == str(tmp_path / "clip")                 # recorded with the sample
     with pytest.raises(UserError, match="no model checkpoint"):
         ModelFeatures(tmp_path / "missing")

@@ -4,14 +4,15 @@ All tile work (split, mask, permute, rotate, mirror, take) is done by ``kernels.
 each panel is a scene holding the resulting image as a sprite, plus engine-drawn labels.
 Question texts are the benchmark's templates; image ``index % len(source)`` is the photo.
 The photos come from the family's settings (``images``, ``image_size``). Hard distractors
-are ranked by how well they continue the hole and by the features the ``embedder`` setting
-names, then take the hole's true border (:mod:`.continuity`); localization and order items
-whose true arrangement is not strictly the most continuous are redrawn, and counted in the
-record's ``meta["rejected"]``.
+are crops, at any position, of the photo itself (away from the hole), of the photos next
+to it in the collection and of other photos, chosen for how well their edges continue the
+hole and how much they look like the true piece by the features the ``embedder`` setting
+names, and only where their content clearly differs from it (:mod:`.compatible`);
+localization and order items whose true arrangement is not strictly the most continuous
+are redrawn (:mod:`.continuity`), and counted in the record's ``meta["rejected"]``.
 """
 from __future__ import annotations
 
-import functools
 import itertools
 
 import numpy as np
@@ -30,6 +31,7 @@ images = lazy_module("kernels.images")
 sources = lazy_module("scenes.jigsaw.sources")
 features = lazy_module("scenes.jigsaw.features")
 continuity = lazy_module("scenes.jigsaw.continuity")
+compatible = lazy_module("scenes.jigsaw.compatible")
 
 LETTERS = "ABCD"
 
@@ -52,14 +54,6 @@ def _panel(img, labels=()) -> Scene:
     for text, pos, h in labels:
         s.text(text, pos, height=h, color=(0, 0, 0))
     return s
-
-
-@functools.lru_cache(maxsize=8192)
-def cell_features(images_setting: str, size: int, embedder: str, i: int):
-    """Features of the 9 cells (3x3) of image ``i`` of a source, ``[9, D]``; computed once
-    per image and process, so searching many images for look-alikes stays cheap."""
-    img = sources.source_for(images_setting, size)[i]
-    return features.extractor(embedder)(T.split(img[None], 3, 3)[0])
 
 
 MIN_CHANGE = 6.0   # mean absolute difference (0..255) for two patches to count as different
@@ -121,42 +115,23 @@ MISSING_PIECE = (
     "B. Candidate 2 (the third input image) C. Candidate 3 (the fourth input image) D. Candidate 4 (the fifth input "
     "image)\nPlease select the option you believe is correct and output only the corresponding letter (A, B, C, or D), "
     "without providing any explanation or analysis.")
-HARD_POOL = 24          # other images whose cells, at any position, are searched for hard distractors
+HARD_POOL = 32          # other images whose crops, at any position, are searched for hard distractors
 NEAR = 4                # of them, the images next to it in the collection (other shots of a scene)
-NEAR_DUPLICATE = 0.995  # cosine similarity above which a distractor counts as the same patch
 
 
-def _hard_distractors(rng, settings: dict, src, i: int, cell: int) -> list[tuple[int, int, torch.Tensor]]:
-    """Three ``(image, cell, patch)`` distractors for the hole at ``cell`` of image ``i``:
-    cells of other images, at any position, ranked by how well they continue the hole's
-    neighbours (:mod:`.continuity`) and how much they look like the true piece (the
-    ``embedder`` setting's features), equally weighted by rank. Every patch differs visibly
-    from the true piece and from the other distractors. (Blending the true piece's border into
-    a distractor hides the seams but leaves the true piece the only coherent one, a shortcut of
-    its own; on these images a chosen patch still continues the hole worse than the true one.)"""
-    key = (settings["images"], settings["image_size"])
+def _hard_distractors(rng, settings: dict, src, i: int, cell: int) -> list[tuple[int, tuple[int, int], torch.Tensor]]:
+    """Three ``(image, (y, x), patch)`` distractors for the hole at ``cell`` of image ``i``:
+    crops, at any position, of image ``i`` itself, of the images next to it in the
+    collection and of other images, chosen by :func:`.compatible.choose`."""
     near = src.neighbours(i, NEAR)
-    pool = near + [j for j in _others(rng, src, i, min(HARD_POOL, len(src) - 1)) if j not in near]
-    pool = pool[:HARD_POOL]
-    sides = continuity.facing(continuity.cell_borders(*key, i), 3, cell)
-    cost = continuity.fit_cost(torch.cat([continuity.cell_borders(*key, j) for j in pool]), sides)
-    feats = torch.cat([cell_features(*key, settings["embedder"], j) for j in pool])
-    sim = feats @ cell_features(*key, settings["embedder"], i)[cell]
-    fits = torch.argsort(torch.argsort(cost, stable=True), stable=True)
-    looks = torch.argsort(torch.argsort(-sim, stable=True), stable=True)
-    truth = T.take(src[i][None], 3, 3, torch.tensor([[cell]]))[0, 0]
-    out, patches = [], [truth]
-    for k in torch.argsort(fits + looks, stable=True).tolist():
-        if sim[k] >= NEAR_DUPLICATE:
-            continue
-        j, c = pool[k // 9], k % 9
-        patch = T.take(src[j][None], 3, 3, torch.tensor([[c]]))[0, 0]
-        if all(differ(patch, p) for p in patches):
-            out.append((j, c, patch))
-            patches.append(patch)
-            if len(out) == 3:
-                return out
-    raise UserError(f"image {i}: fewer than 3 patches of other images differ visibly from the missing piece")
+    pool = [i] + near + [j for j in _others(rng, src, i, min(HARD_POOL, len(src) - 1)) if j not in near]
+    pool = pool[:HARD_POOL + 1]
+    stack = torch.stack([src[j] for j in pool])
+    c = stack.shape[-1] // 3
+    picks = compatible.choose(stack, 0, (cell // 3) * c, (cell % 3) * c, c, features.extractor(settings["embedder"]))
+    if len(picks) < 3:
+        raise UserError(f"image {i}: fewer than 3 crops of the source differ clearly from the missing piece")
+    return [(pool[k], (y, x), stack[k, :, y:y + c, x:x + c]) for k, y, x in picks]
 
 
 @FAMILY.task("jigsaw/missing_piece/{level}", level=["easy", "hard"], rank=0,
@@ -173,7 +148,7 @@ def missing_piece(rng, level, index, settings):
         patches = T.take(imgs, 3, 3, torch.full((4, 1), cell))[:, 0]          # true patch first
     else:
         hard = _hard_distractors(rng, settings, src, i, cell)
-        picks = [(j, c) for j, c, _ in hard]
+        picks = [(j, box) for j, box, _ in hard]
         patches = torch.stack([T.take(img[None], 3, 3, torch.tensor([[cell]]))[0, 0]] + [p for _, _, p in hard])
     slot = int(rng.integers(4))
     order = [1, 2, 3]
@@ -183,7 +158,7 @@ def missing_piece(rng, level, index, settings):
     panels = [_panel(masked)] + [_panel(patches[k]) for k in shown]
     meta = {"image": i, "cell": cell, "distractor_images": [j for j, _ in picks], "level": level}
     if level == "hard":
-        meta["distractor_cells"] = [c for _, c in picks]
+        meta["distractor_boxes"] = [list(box) for _, box in picks]
     return Draw(panels, MISSING_PIECE, LETTERS[slot], "fixed", options=list(LETTERS), meta=meta)
 
 
