@@ -73,9 +73,11 @@ class BatchRandom:
         """``[B, *shape]`` int64 uniform in ``low..high-1``; ``low``/``high`` may be ``[B]``
         arrays (one range per sample)."""
         low, high = np.asarray(low), np.asarray(high)
-        span = (high - low).reshape(high.shape + (1,) * len(shape)) if high.ndim else high - low
-        lo = low.reshape(low.shape + (1,) * len(shape)) if low.ndim else low
-        return (lo + np.floor(self.random(*shape) * span)).astype(np.int64)
+        if low.ndim or high.ndim:                                     # per-sample bounds, before the draw axes
+            low, high = np.broadcast_arrays(low, high)
+            tail = (1,) * len(shape)
+            low, high = low.reshape(low.shape + tail), high.reshape(high.shape + tail)
+        return (low + np.floor(self.random(*shape) * (high - low))).astype(np.int64)
 
     def fork(self, salt: int) -> BatchRandom:
         """An independent generator per sample for sub-draws whose count may differ between

@@ -284,7 +284,13 @@ def _generate(a) -> int:
     if a.ray is not None:
         from .ray_jobs import RayExecutor  # Ray: optional, loaded only for --ray
         on_ray = {"executor": RayExecutor(a.ray)}
-    out = staging_folder(a.out) if is_url(a.out) else a.out
+    out = local_path(a.out)
+    if is_url(a.out):
+        from .upload import _filesystem    # fsspec: only for a URL; a missing driver is said before drawing
+
+        _filesystem(a.out)
+        out = staging_folder(a.out, [a.pattern, a.seed, a.count, a.size, a.format, a.shard_size, a.shard_mb,
+                                     sorted(settings_of(a).items())])
     try:
         m = generate(a.pattern, out, seed=a.seed, count=a.count, size=a.size, fmt=a.format, workers=a.workers,
                      shard_size=a.shard_size, progress=not a.quiet, settings=settings_of(a),
@@ -294,7 +300,7 @@ def _generate(a) -> int:
         print(f"procvis: interrupted by {signal.Signals(signum).name}; run the same command again to resume",
               file=sys.stderr)
         return 128 + signum
-    if out != a.out:
+    if is_url(a.out):
         from .upload import upload         # fsspec: only for a URL
 
         upload(out, a.out)
@@ -303,20 +309,32 @@ def _generate(a) -> int:
 
 
 def is_url(out: str) -> bool:
-    """Whether ``out`` names a file system by URL (``s3://bucket/path``, ``memory://...``)."""
+    """Whether ``out`` names a remote file system by URL (``s3://bucket/path``, ``memory://``);
+    ``file://`` URLs are local paths (:func:`local_path`)."""
     import re
 
     return re.match(r"^[A-Za-z][A-Za-z0-9+.-]*://", out) is not None and not out.startswith("file://")
 
 
-def staging_folder(url: str) -> str:
-    """The local folder where a run for ``url`` is made (lock, journal and resume stay there)
-    before it is uploaded: ``$PROCVIS_CACHE/staging/<hash of the URL>``."""
+def local_path(out: str) -> str:
+    """``out`` as a local path: a ``file://`` URL's path, anything else unchanged."""
+    if out.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return unquote(urlparse(out).path)
+    return out
+
+
+def staging_folder(url: str, settings: list) -> str:
+    """The local folder where a run for ``url`` with these ``settings`` is made (lock,
+    journal and resume stay there) before it is uploaded: ``$PROCVIS_CACHE/staging/<hash>``,
+    so another run to the same URL is staged apart and replaces what is there."""
     import hashlib
     import os
 
     cache = Path(os.environ.get("PROCVIS_CACHE", Path.home() / ".cache" / "procvis"))
-    return str(cache / "staging" / hashlib.sha256(url.encode()).hexdigest()[:16])
+    key = hashlib.sha256(json.dumps([url, *settings], default=str).encode()).hexdigest()[:16]
+    return str(cache / "staging" / key)
 
 
 def _preview_args(p):

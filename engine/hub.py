@@ -327,8 +327,10 @@ def card_body(parts: list[Part], command: str, version: str, seed: int, license_
     notes = ["Load one with `datasets.load_dataset(\"<this folder or repo>\", CONFIG, split=SPLIT)`; the `task` "
              "column tells the tasks of a config apart."]
     if any(root_info(c).splits == "elvis" for c in configs):
-        notes.append("ELVIS's `train` split holds the images a model learns each task's rule from (the first half of "
-                     "each class: indices below `2 * (count // 4)`) and `test` the images it classifies.")
+        notes.append("ELVIS's `train` split holds the images a model learns each task's rule from (indices below "
+                     "`2 * (count // 4)`: the first `count // 4` images of each class, even indices positive and "
+                     "odd ones negative) and `test` the rest, the images it classifies; with fewer than 4 images per task "
+                     "there is no `train` split.")
     if any(root_info(c).splits == "sizes" for c in configs):
         notes.append("Percept-V's configs have one `test` split and, as `<config>_by_size`, one split per problem "
                      "size (`size_01` ...); the `problem_size` column holds it too.")

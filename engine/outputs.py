@@ -68,6 +68,7 @@ PNG_LEVEL = 3                  # zlib level: as fast as 1 here, and smaller file
 
 RUN_FILE, CARD_FILE, MANIFEST_FILE = "run.json", "README.md", "manifest.json"
 LOCK_FILE, JOURNAL_FILE = ".procvis.lock", ".procvis-journal.jsonl"
+PLAN_FILE = ".procvis-hub-plan.json"     # an unfinished hf run's rows per shard, read back on resume
 TMP_PREFIX = ".tmp-procvis-"
 INT64 = 2 ** 63
 MAX_COUNT = 10 ** 8            # samples per task (the command line's --count bound too)
@@ -931,7 +932,7 @@ def _check_arguments(fmt, count, workers, shard_size, seed, size, shard_bytes=No
     if fmt not in FORMATS:
         raise UserError(f"format={fmt!r}; allowed: {', '.join(FORMATS)}")
     if shard_bytes is not None and (fmt != "hf" or int(shard_bytes) != shard_bytes or shard_bytes < 1024):
-        raise UserError(f"shard_bytes={shard_bytes!r}: a whole number of bytes from 1024 up, for format 'hf' only "
+        raise UserError(f"shard_bytes={shard_bytes!r} (--shard-mb): a whole number of bytes from 1024 up, for format 'hf' only "
                         f"(format is {fmt!r})")
     if int(count) != count or not 0 < count <= MAX_COUNT:
         raise UserError(f"count={count!r} must be a positive integer up to {MAX_COUNT} per task")
@@ -1148,7 +1149,7 @@ def check(out: str) -> dict[str, str]:
             bad[f] = wrong
     bad.update({f: "not in the manifest" for f in _extra_files(root, cfg, set(files))})
     tasks = manifest.get("tasks") or []
-    parts = _hub_plan(cfg, tasks) if cfg.format == "hf" else None
+    parts = _hub_plan(cfg, tasks, known=_recorded_rows(manifest)) if cfg.format == "hf" else None
     _check_rows(root, cfg, tasks, parts, set(files), bad)
     if _read_json(root / RUN_FILE) != cfg.identity() | {"format_version": manifest.get("format_version")}:
         bad[RUN_FILE] = "does not match the manifest's settings"
@@ -1225,13 +1226,15 @@ def _rows(path: Path) -> list[tuple[str, int, dict]]:
 
 # ---------------------------------------------------------------- --format hf: the Hub layout
 
-def _hub_plan(cfg: RunConfig, tasks: list[str], progress: bool = False) -> list:
-    """The :class:`engine.hub.Part` list of an ``hf`` run, each with its rows per shard: the
-    byte target over the PNG bytes of a row, measured on a few samples of its config
-    (:func:`_row_bytes`; ``progress``: a bar on stderr, since that draws and encodes images
-    before the first shard starts)."""
+def _hub_plan(cfg: RunConfig, tasks: list[str], progress: bool = False, known: dict | None = None) -> list:
+    """The :class:`engine.hub.Part` list of an ``hf`` run, each with its rows per shard: as
+    ``known`` records them (``{config: rows}``: the run's own record, so a resumed or checked
+    run never measures again, possibly with another zlib), else the byte target over the PNG
+    bytes of a row, measured on a few samples of its config (:func:`_row_bytes`;
+    ``progress``: a bar on stderr, since that draws and encodes images before the first
+    shard starts)."""
     parts = hub.plan(tasks, cfg.count)
-    per_config: dict[str, int] = {}
+    per_config: dict[str, int] = {k: int(v) for k, v in (known or {}).items()}
     shown = parts
     if progress:
         from tqdm import tqdm
@@ -1263,7 +1266,13 @@ def hub_locate(out: str, task: str, index: int, parts: list | None = None) -> tu
 def hub_plan(out: str) -> list:
     """The plan (:class:`engine.hub.Part` list) of the finished ``hf`` dataset in ``out``."""
     manifest, cfg = _finished_run(Path(out))
-    return _hub_plan(cfg, list(manifest.get("tasks") or []))
+    return _hub_plan(cfg, list(manifest.get("tasks") or []), known=_recorded_rows(manifest))
+
+
+def _recorded_rows(manifest: dict | None) -> dict:
+    """``{config: rows per shard}`` that a finished ``hf`` run's manifest records."""
+    layout = (manifest or {}).get("layout") or []
+    return {e["config"]: e["rows_per_shard"] for e in layout if isinstance(e, dict) and "rows_per_shard" in e}
 
 
 def _row_bytes(cfg: RunConfig, members: list) -> float:
@@ -1457,7 +1466,11 @@ def _generate_hub_locked(root: Path, cfg: RunConfig, tasks: list[str], workers: 
     _remove_temporary(root, cfg, {cfg.marker()} | ({stale} if isinstance(stale, str) else set()))
     if not (root / RUN_FILE).exists():
         _prune_empty(root / cfg.tree())          # what a failed first attempt left
-    parts = _hub_plan(cfg, tasks, progress)
+    known = _read_json(root / PLAN_FILE) or _recorded_rows(_read_json(root / MANIFEST_FILE))
+    parts = _hub_plan(cfg, tasks, progress, known if isinstance(known, dict) else None)
+    rows = {p.config: p.rows_per_shard for p in parts}
+    if known != rows:
+        _atomic_write(root / PLAN_FILE, json.dumps(rows, sort_keys=True) + "\n", cfg.marker())
     strays = _hub_strays(root, parts)
     if strays:
         more = f" (and {len(strays) - 1} more)" if len(strays) > 1 else ""
@@ -1484,10 +1497,11 @@ def _generate_hub_locked(root: Path, cfg: RunConfig, tasks: list[str], workers: 
         writer.abort()
         bar.close()
     _write_identity(root, cfg, parts)
-    layout = [{"config": p.config, "split": p.split, "part": p.part, "rows": p.total, "shards": p.shard_count()}
-              for p in parts]
+    layout = [{"config": p.config, "split": p.split, "part": p.part, "rows": p.total, "shards": p.shard_count(),
+               "rows_per_shard": p.rows_per_shard} for p in parts]
     manifest = _write_manifest(root, cfg, tasks, files, {"layout": layout})
     journal.remove()
+    (root / PLAN_FILE).unlink(missing_ok=True)           # the manifest records it now
     return manifest
 
 

@@ -186,7 +186,18 @@ def node_facts(cfg: outputs.RunConfig) -> dict:
     """What decides a run's bytes on this machine: the procvis version and code, the font,
     and the content of every file a setting of ``cfg`` names."""
     return {"procvis version": outputs.procvis_version(), "procvis code": code_digest(),
-            "font": outputs.font_digest(), "setting inputs": outputs.input_digests(cfg.settings)}
+            "font": outputs.font_digest(), "setting inputs": outputs.input_digests(cfg.settings),
+            "PNG encoder": png_digest()}
+
+
+@functools.lru_cache(maxsize=1)
+def png_digest() -> str:
+    """A digest of the PNG bytes this machine's encoder (zlib, Pillow) makes of a fixed image:
+    another zlib may compress the same pixels to other bytes."""
+    import torch
+
+    image = (torch.arange(3 * 48 * 48) * 7919 % 251).to(torch.uint8).reshape(3, 48, 48)
+    return hashlib.sha256(outputs.encode_png(image)).hexdigest()[:16]
 
 
 _CHECKED: set[str] = set()      # in a worker process: the runs (facts digests) already checked

@@ -90,7 +90,11 @@ class Task:
             raise TypeError(f"task {self.id} draws one sample at a time; use sample()")
         from .batched import BatchRandom, batch_keys
 
-        return self.fn(BatchRandom(batch_keys(seed, self.id, indices)), **self.params)
+        wants = _parameters(self.fn)
+        if "index" in wants:
+            raise TypeError(f"task {self.id}: a batched task draws each sample from its key and takes no index")
+        kwargs = dict(self.params, **({"settings": dict(self.settings or {})} if "settings" in wants else {}))
+        return self.fn(BatchRandom(batch_keys(seed, self.id, indices)), **kwargs)
 
     def read(self, reply: str, sample: Sample) -> Parsed:
         """The canonical answer a reply states, read in the task's own format."""

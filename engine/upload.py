@@ -13,6 +13,8 @@ and its credentials are used as they are configured.
 """
 from __future__ import annotations
 
+import contextlib
+import json
 from pathlib import Path
 
 from . import outputs
@@ -81,18 +83,46 @@ def upload(out: str, url: str) -> list[str]:
     base = base.rstrip("/")
     atomic = not _is_object_store(fs)
     marker = outputs.RunConfig(**manifest["config"]).marker()
-    sizes = {**manifest.get("sizes", {}), **{n: (root / n).stat().st_size
-                                             for n in (outputs.RUN_FILE, outputs.CARD_FILE, outputs.MANIFEST_FILE)}}
-    order = [*sorted(manifest["files"]), outputs.RUN_FILE, outputs.CARD_FILE]
-    todo = [rel for rel in order if _size(fs, f"{base}/{rel}") != sizes.get(rel)]
-    manifest_there = _size(fs, f"{base}/{outputs.MANIFEST_FILE}")
-    if todo and manifest_there is not None:
+    journal = _Sent(root, url)
+    sizes = manifest.get("sizes", {})
+    # a file is skipped only when this folder sent these very bytes to this URL and a file
+    # of their size is there: a size alone would keep another run's file of equal size
+    todo = [rel for rel in sorted(manifest["files"])
+            if not (journal.sent.get(rel) == manifest["files"][rel] and _size(fs, f"{base}/{rel}") == sizes.get(rel))]
+    todo += [outputs.RUN_FILE, outputs.CARD_FILE]          # small, and they describe this run: always sent
+    if _size(fs, f"{base}/{outputs.MANIFEST_FILE}") is not None:
         fs.rm_file(f"{base}/{outputs.MANIFEST_FILE}")    # no manifest listing files being replaced
-    if todo or manifest_there != sizes[outputs.MANIFEST_FILE]:
-        todo.append(outputs.MANIFEST_FILE)                # last: its presence means every file is there
     for rel in todo:
         _send(fs, root / rel, f"{base}/{rel}", atomic, marker)
-    return todo
+        if rel in manifest["files"]:
+            journal.add(rel, manifest["files"][rel])
+    _send(fs, root / outputs.MANIFEST_FILE, f"{base}/{outputs.MANIFEST_FILE}", atomic, marker)
+    return todo + [outputs.MANIFEST_FILE]                 # last: its presence means every file is there
+
+
+class _Sent:
+    """What the folder ``root`` has sent to ``url``: ``sent`` ``{relative path: sha256}``, one
+    line per file as it lands, in ``$PROCVIS_CACHE/uploads/<hash of both>.jsonl`` (outside
+    the dataset, which stays exactly what its manifest lists)."""
+
+    def __init__(self, root: Path, url: str):
+        import hashlib
+        import os
+
+        cache = Path(os.environ.get("PROCVIS_CACHE", Path.home() / ".cache" / "procvis")) / "uploads"
+        cache.mkdir(parents=True, exist_ok=True)
+        key = hashlib.sha256(f"{root.resolve()}\x00{url}".encode()).hexdigest()[:24]
+        self.path = cache / f"{key}.jsonl"
+        self.sent: dict[str, str] = {}
+        if self.path.is_file():
+            for line in self.path.read_text().splitlines():
+                with contextlib.suppress(ValueError, KeyError, TypeError):
+                    rec = json.loads(line)
+                    self.sent[rec["file"]] = rec["sha256"]
+
+    def add(self, rel: str, sha: str) -> None:
+        with open(self.path, "a") as f:
+            f.write(json.dumps({"file": rel, "sha256": sha}) + "\n")
 
 
 __all__ = ["upload"]

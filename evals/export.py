@@ -28,6 +28,7 @@ import io
 import json
 import re
 import shutil
+import time
 from pathlib import Path
 
 from engine.cli import Command, positive_int, sampling_options, settings_of, writable_folder
@@ -36,6 +37,7 @@ from engine.readers import record
 from engine.registry import check_fit, get_protocol, panel_size, protocols, resolve
 
 FRAMEWORKS = ("lmms-eval", "vlmevalkit")
+EXPORT_FILE = "export.json"
 ROOT = Path(__file__).resolve().parents[1]          # the procvis source folder (its engine/ package)
 RENDER_BATCH = 32
 
@@ -71,7 +73,7 @@ def _run(a) -> int:
     if proto.name not in single_turn():
         _several_turns(proto)
     writable_folder(a.out, "--out")
-    _clear(Path(a.out))
+    started = _clear(Path(a.out))
     writer = (LmmsEvalWriter if a.framework == "lmms-eval" else VLMEvalKitWriter)(Path(a.out), a.name)
     tokens = a.max_new_tokens or _default_tokens(tasks)
     n = 0
@@ -81,23 +83,45 @@ def _run(a) -> int:
         n += len(items)
     writer.close({"procvis_version": procvis_version(), "pattern": a.pattern, "protocol": proto.name,
                   "seed": a.seed, "count": a.count, "size": a.size, "settings": settings, "samples": n})
+    _record_files(Path(a.out), writer.written)
     print(f"wrote {n} samples of {len(tasks)} tasks for {a.framework} to {a.out}; {writer.hint}")
     return 0
 
 
-def _clear(out: Path) -> None:
-    """Empty ``out`` when an earlier export wrote it (its ``export.json`` says so: stale task
-    files or images left there would be run or shown again); a :class:`UserError` naming the
-    folder when it holds anything else."""
-    if not out.is_dir() or not any(out.iterdir()):
-        return
-    if not (out / "export.json").is_file():
-        raise UserError(f"--out {str(out)!r} is not empty; give a new or empty folder, or one 'procvis export' wrote")
-    for entry in out.iterdir():
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
+def _clear(out: Path) -> int:
+    """Remove what an earlier export wrote to ``out`` (the files its ``export.json`` lists,
+    VLMEvalKit's decoded panels of its TSV, or, for one that stopped while writing, the files
+    written since it started: stale task files or images would be run or shown again),
+    leaving anything else there; then mark the folder as being written. Returns the start time (``time.time_ns``). A :class:`UserError`
+    naming the folder when it is not empty and no export wrote it."""
+    if out.is_dir() and any(out.iterdir()):
+        try:
+            info = json.loads((out / EXPORT_FILE).read_text())
+        except (OSError, ValueError):
+            raise UserError(f"--out {str(out)!r} is not empty; give a new or empty folder, or one 'procvis export' "
+                            "wrote") from None
+        old = [out / f for f in info.get("files", [])]
+        if info.get("writing"):
+            old += [p for p in out.rglob("*") if p.is_file() and p.stat().st_mtime_ns >= info["started_ns"]]
+        for p in old:
+            p.unlink(missing_ok=True)
+        if info.get("framework") == "vlmevalkit":         # VLMEvalKit's decoded copies of that TSV's panels
+            shutil.rmtree(out / "images" / str(info.get("name")), ignore_errors=True)
+        for d in sorted((p for p in out.rglob("*") if p.is_dir()), key=lambda p: -len(p.parts)):
+            if not any(d.iterdir()):
+                d.rmdir()
+    out.mkdir(parents=True, exist_ok=True)
+    started = time.time_ns()
+    (out / EXPORT_FILE).write_text(json.dumps({"writing": True, "started_ns": started}))
+    return started
+
+
+def _record_files(out: Path, written: list[str]) -> None:
+    """Add to ``export.json`` the files this export wrote (``written``, relative paths), so
+    the next export into the folder removes exactly them."""
+    info = json.loads((out / EXPORT_FILE).read_text())
+    info["files"] = sorted(set(written))
+    (out / EXPORT_FILE).write_text(json.dumps(info, indent=1) + "\n")
 
 
 def _default_tokens(tasks) -> int:
@@ -212,6 +236,7 @@ class LmmsEvalWriter:
 
     def __init__(self, out: Path, name: str):
         self.out, self.name, self.tasks = out, name, []
+        self.written = ["utils.py"]                  # relative paths, for the next export to remove
         self.hint = f"run: lmms-eval --include_path {out} --tasks {name} --model ..."
         (out / "data").mkdir(parents=True, exist_ok=True)
 
@@ -224,6 +249,7 @@ class LmmsEvalWriter:
             paths = [f"images/{s}/{i}_{k}.png" for k in range(len(it["images"]))]
             for p, png in zip(paths, it["images"]):
                 (self.out / p).write_bytes(png)
+            self.written += paths
             rows.append({"doc_id": i, "id": it["record"]["id"], "task": task_id, "question": it["prompt"],
                          "answer": it["record"]["gold"], "images": paths,
                          "procvis": json.dumps(it["record"], ensure_ascii=False)})
@@ -231,6 +257,7 @@ class LmmsEvalWriter:
         data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
         (self.out / f"{self.name}_{s}.yaml").write_text(self._yaml(task_id, s, data.resolve(), max_new_tokens))
         self.tasks.append(f"{self.name}_{s}")
+        self.written += [f"data/{s}.jsonl", f"{self.name}_{s}.yaml"]
 
     def _yaml(self, task_id: str, s: str, data: Path, max_new_tokens: int) -> str:
         """The task YAML of one procvis task (strings written as JSON, which YAML reads)."""
@@ -298,13 +325,20 @@ def score(predictions, tsv=None):
     """Per-task accuracy of the predictions (see engine.readers.summarise)."""
     readers = _readers()
     records = _records(tsv or os.path.join(HERE, NAME + ".tsv"))
-    rows = []
+    rows, seen = [], set()
     for r in _rows(predictions):
-        rec = records[str(r["index"])]
+        key = str(r.get("index"))
+        if key not in records:
+            raise SystemExit(f"{predictions}: a prediction row has index {r.get('index')!r}, which {NAME}.tsv "
+                             f"does not hold (it holds 0..{len(records) - 1}); is this another dataset's file?")
+        if key in seen:
+            continue                                                        # a repeated row counts once
+        seen.add(key)
+        rec = records[key]
         reply = r.get("prediction")
         reply = "" if reply is None or reply != reply else str(reply)       # empty cell: no answer
         rows.append({"id": rec["id"], "task": rec["task"], "reply": reply, **readers.score(reply, rec)})
-    missing = len(records) - len(rows)
+    missing = len(records) - len(seen)
     if missing:
         raise SystemExit(f"{predictions}: {missing} of {len(records)} samples have no prediction row")
     return readers.summarise(rows), rows
@@ -333,6 +367,7 @@ class VLMEvalKitWriter:
         self.hint = (f"run VLMEvalKit with LMUData={out} --data {name} (inference), then "
                      f"python {out / 'score.py'} PREDICTIONS")
         self.file = open(out / f"{name}.tsv", "w", encoding="utf-8", newline="")
+        self.written = [f"{name}.tsv", "score.py"]
         self.tsv = csv.writer(self.file, delimiter="\t", quoting=csv.QUOTE_MINIMAL, lineterminator="\n")
         self.tsv.writerow(self.COLUMNS)
 

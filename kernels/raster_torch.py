@@ -171,9 +171,11 @@ def rasterize(prep: Prepared, height: int, width: int, background: torch.Tensor,
     spans = ((tx1 - tx0 + 1) * (ty1 - ty0 + 1)).clamp_min(0) * live
     per_scene = spans.sum(1).tolist()
     start = 0
+    # the hit mask and its compaction hold about 40 bytes per (scene, tile, slot): bounded too
+    most_scenes = max(1, element_budget // (TY * TX * N * 4))
     while start < B:
         stop, work = start, 0
-        while stop < B and (stop == start or work + per_scene[stop] <= entry_budget):
+        while stop < B and (stop == start or (work + per_scene[stop] <= entry_budget and stop - start < most_scenes)):
             work += per_scene[stop]
             stop += 1
         sl = slice(start, stop)

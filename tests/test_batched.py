@@ -38,6 +38,8 @@ def test_draws_depend_on_the_sample_alone():
     ints = BatchRandom(keys).integers(np.arange(10), np.arange(10) + 3, 1000)
     assert ((ints >= np.arange(10)[:, None]) & (ints < np.arange(10)[:, None] + 3)).all()
     assert set(np.unique(ints[0])) == {0, 1, 2}
+    ints = BatchRandom(keys).integers(np.arange(10), 12, 500)           # per-sample low, one high
+    assert ((ints >= np.arange(10)[:, None]) & (ints < 12)).all() and ints[9].min() == 9
     f, g = BatchRandom(keys).fork(0), BatchRandom(keys).fork(1)
     assert not np.array_equal(f.random(4), g.random(4))
 

@@ -218,10 +218,19 @@ def test_an_export_replaces_its_own_earlier_export_and_no_other_folder(tmp_path,
     out = tmp_path / "lm"
     args = ["export", "lmms-eval", "shapes/count/*", "--out", str(out), "--count", "1", "--size", "16", "--quiet"]
     assert main(args) == 0 and len(list(out.glob("*.yaml"))) == 5
-    (out / "images" / "stale.png").write_bytes(b"x")
+    (out / "images" / "notes.png").write_bytes(b"x")                  # not the export's: kept
     assert main(args[:2] + ["shapes/colours"] + args[3:]) == 0
     assert [p.name for p in out.glob("*.yaml")] == ["procvis_shapes_colours.yaml"]
-    assert not (out / "images" / "stale.png").exists()
+    assert not list((out / "data").glob("*count*")) and not list((out / "images").glob("*count*"))
+    assert (out / "images" / "notes.png").read_bytes() == b"x"
+    vlm = tmp_path / "vlm"
+    vargs = ["export", "vlmevalkit", "shapes/colours", "--out", str(vlm), "--count", "1", "--size", "16", "--quiet"]
+    assert main(vargs) == 0
+    (vlm / "images" / "procvis").mkdir(parents=True)                   # VLMEvalKit's decoded panels of the TSV
+    (vlm / "images" / "procvis" / "0.jpg").write_bytes(b"old")
+    (vlm / "other.tsv").write_text("another dataset")
+    assert main(vargs) == 0
+    assert not (vlm / "images" / "procvis").exists() and (vlm / "other.tsv").read_text() == "another dataset"
     other = tmp_path / "other"
     other.mkdir()
     (other / "notes.txt").write_text("mine")

@@ -243,7 +243,7 @@ def test_strays_other_settings_and_bad_options_are_one_line_errors(mixed, tmp_pa
     (out / "data/shapes/notes.parquet").unlink()
     with pytest.raises(OutputError, match="shard_bytes: 268435456 there, 1048576 asked"):
         generate(MIXED, str(out), fmt="hf", shard_bytes=2 ** 20, **RUN)
-    with pytest.raises(UserError, match="shard_bytes=4096: .* for format 'hf' only"):
+    with pytest.raises(UserError, match=r"shard_bytes=4096 \(--shard-mb\): .* for format 'hf' only"):
         generate(MIXED, str(tmp_path / "p"), shard_bytes=4096, **RUN)
     assert cli.main(["generate", MIXED, "--out", str(tmp_path / "q"), "--shard-mb", "1", "--quiet"]) == 2
     err = capsys.readouterr().err
@@ -298,3 +298,21 @@ def test_an_executor_makes_the_same_files_as_local_workers(tmp_path, fmt):
     generate("shapes/c*", str(tmp_path / "a"), executor=executor, **run)
     generate("shapes/c*", str(tmp_path / "b"), **run)
     assert executor.jobs >= 3 and _files(tmp_path / "a") == _files(tmp_path / "b")
+
+
+def test_rows_per_shard_are_recorded_and_read_back_not_measured_again(tmp_path, monkeypatch):
+    out = tmp_path / "d"
+    run = dict(fmt="hf", seed=3, count=8, size=32, shard_bytes=4000, shard_size=2, progress=False)
+    generate("shapes/colours", str(out), **run)
+    layout = json.loads((out / "manifest.json").read_text())["layout"]
+    assert layout and all(e["rows_per_shard"] >= 1 for e in layout)
+    assert not (out / outputs.PLAN_FILE).exists()
+
+    def measured(*_):
+        raise AssertionError("the rows per shard were measured again")
+    monkeypatch.setattr(outputs, "_row_bytes", measured)      # e.g. another zlib would measure otherwise
+    assert verify(str(out)) == []
+    assert outputs.hub_locate(str(out), "shapes/colours", 7)[0].startswith("data/shapes/")
+    before = {p: p.read_bytes() for p in out.rglob("*.parquet")}
+    generate("shapes/colours", str(out), **run)                # the same command again
+    assert {p: p.read_bytes() for p in out.rglob("*.parquet")} == before

@@ -180,4 +180,18 @@ def test_generate_to_a_url_is_made_locally_then_uploaded(tmp_path, monkeypatch):
     assert data and {k: remote[k] for k in data} == {k: local[k] for k in data}
     assert json.loads(remote["manifest.json"])["files"] == json.loads(local["manifest.json"])["files"]
     assert main(args + ["memory://bucket/ds"]) == 0                # the same command again: resumed, nothing new
+    assert main(args[:3] + ["7"] + args[4:] + ["memory://bucket/ds"]) == 0     # other settings: staged apart
+    assert json.loads(fs.cat("/bucket/ds/manifest.json"))["config"]["count"] == 7
     fs.rm("/bucket", recursive=True)
+    assert main(args + [f"file://{tmp_path / 'viaurl'}"]) == 0              # a file:// URL is a local path
+    assert (tmp_path / "viaurl" / "manifest.json").is_file()
+
+
+def test_a_url_without_a_driver_is_refused_before_drawing(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("fsspec")
+    from engine.cli import main
+
+    monkeypatch.setenv("PROCVIS_CACHE", str(tmp_path / "cache"))
+    assert main(["generate", "shapes/colours", "--count", "2", "--size", "32", "--out", "nosuchscheme://b/ds"]) == 2
+    assert "no file system driver" in capsys.readouterr().err
+    assert not (tmp_path / "cache" / "staging").exists()

@@ -268,12 +268,17 @@ def test_upload_publishes_a_finished_dataset_manifest_last_and_resumes(tmp_path)
     assert sent[-1] == "manifest.json" and len(sent) == len(outputs.load_manifest(str(local))["files"]) + 3
     fs, base = fsspec.core.url_to_fs(url)
     assert all(fs.cat(f"{base}/{rel}") == (local / rel).read_bytes() for rel in sent)
-    assert upload(str(local), url) == []                               # everything there already
+    small = ["run.json", "README.md", "manifest.json"]                 # always sent: they describe the run
+    assert upload(str(local), url) == small                            # every shard there already
     copy = tmp_path / "copy"
     upload(str(local), f"file://{copy}")
     (copy / "data/shapes__colours/shard-00001.parquet").unlink()       # a failed upload, resumed
-    assert upload(str(local), f"file://{copy}") == ["data/shapes__colours/shard-00001.parquet", "manifest.json"]
+    assert upload(str(local), f"file://{copy}") == ["data/shapes__colours/shard-00001.parquet", *small]
     assert _files(copy) == _files(local)
+    other = tmp_path / "other"                                         # another run to the same URL: no stale file
+    outputs.generate(PATTERN, str(other), seed=2, count=3, size=24, shard_size=2, progress=False)
+    upload(str(other), f"file://{copy}")
+    assert _files(copy) == _files(other)
     assert len(datasets.load_dataset(str(copy), split="train", cache_dir=str(tmp_path / "c"))) == 30
     (local / "data/shapes__colours/shard-00000.parquet").write_bytes(b"damaged")
     with pytest.raises(OutputError, match="is not an intact finished dataset"):

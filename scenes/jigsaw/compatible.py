@@ -166,9 +166,14 @@ def choose(stack: torch.Tensor, truth: int, y: int, x: int, c: int, features=Non
     found = candidates(work, truth, yw, xw, cw, CANDIDATES)
     if not found:
         return []
+    H, W = stack.shape[-2:]
+
+    def up(p):                  # a working-size position in pixels of ``stack``, the crop kept inside
+        j, py, px = p
+        return j, min(py * f, H - c), min(px * f, W - c)
     rank = torch.arange(len(found), dtype=torch.float32)
     if features is not None:
-        full = torch.stack([stack[j, :, py * f:py * f + c, px * f:px * f + c] for j, py, px in found])
+        full = torch.stack([stack[j, :, py:py + c, px:px + c] for j, py, px in map(up, found)])
         sim = features(full) @ features(stack[truth, :, y:y + c, x:x + c][None])[0]
         rank = rank + LIKENESS * torch.argsort(torch.argsort(-sim, stable=True), stable=True).float()
     out: list[tuple[int, int, int]] = []
@@ -179,4 +184,4 @@ def choose(stack: torch.Tensor, truth: int, y: int, x: int, c: int, features=Non
         out.append(found[m])
         if len(out) == k:
             break
-    return [(j, py * f, px * f) for j, py, px in out]
+    return [up(p) for p in out]
