@@ -128,11 +128,12 @@ def make_runner(model: str, seed: int = 0, device: str = "cpu", batch_size: int 
         from .hf_runner import HFRunner          # transformers: only for this runner
 
         return HFRunner(model, device=device, batch_size=batch_size, seed=seed, **(generation or {}))
+    names = ", ".join(["random", "oracle", *(f"{n}[:ARG]" for n in registry.runners()), "replies:FILE.jsonl"])
+    allowed = f"expected {names}, a folder holding a Hugging Face checkpoint (config.json) or a Hub id ORG/NAME in " \
+              "the local cache"
     if model.startswith((".", "/", "~")) and not Path(model).expanduser().exists():
-        raise UserError(f"--model {model!r}: no such folder (a Hugging Face checkpoint folder holds config.json)")
+        raise UserError(f"--model {model!r}: no such folder; {allowed}")
     if Path(model).is_dir():
         raise UserError(f"--model {model!r}: the folder holds no config.json, so it is not a Hugging Face "
                         "checkpoint (save one with save_pretrained, or name the folder that holds config.json)")
-    names = ", ".join(["random", "oracle", *(f"{n}[:ARG]" for n in registry.runners()), "replies:FILE.jsonl"])
-    raise UserError(f"--model {model!r}: expected {names}, a folder holding a Hugging Face checkpoint "
-                    "(config.json) or a Hub id ORG/NAME in the local cache")
+    raise UserError(f"--model {model!r}: {allowed}")
