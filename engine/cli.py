@@ -286,9 +286,9 @@ def _generate(a) -> int:
         on_ray = {"executor": RayExecutor(a.ray)}
     out = local_path(a.out)
     if is_url(a.out):
-        from .upload import _filesystem    # fsspec: only for a URL; a missing driver is said before drawing
+        from .upload import filesystem    # fsspec: only for a URL; a missing driver is said before drawing
 
-        _filesystem(a.out)
+        filesystem(a.out)
         out = staging_folder(a.out, [a.pattern, a.seed, a.count, a.size, a.format, a.shard_size, a.shard_mb,
                                      sorted(settings_of(a).items())])
     try:
@@ -330,11 +330,11 @@ def staging_folder(url: str, settings: list) -> str:
     journal and resume stay there) before it is uploaded: ``$PROCVIS_CACHE/staging/<hash>``,
     so another run to the same URL is staged apart and replaces what is there."""
     import hashlib
-    import os
 
-    cache = Path(os.environ.get("PROCVIS_CACHE", Path.home() / ".cache" / "procvis"))
+    from kernels.glyphs import cache_dir
+
     key = hashlib.sha256(json.dumps([url, *settings], default=str).encode()).hexdigest()[:16]
-    return str(cache / "staging" / key)
+    return str(cache_dir() / "staging" / key)
 
 
 def _preview_args(p):

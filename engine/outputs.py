@@ -459,28 +459,45 @@ def _start_pool(jobs: list, workers: int, fn=None) -> tuple[ProcessPoolExecutor,
         signal.pthread_sigmask(signal.SIG_SETMASK, before)
 
 
-def _run_jobs(jobs, workers: int, done) -> None:
-    """Write every shard of ``jobs`` (an iterable, consumed lazily: at most two jobs per worker
-    are submitted at a time), calling ``done(result)`` as each completes; on any failure or
-    interruption the workers are ended before the exception propagates."""
+def _here_or_pool(jobs, workers: int, run, done):
+    """Start on ``jobs``: when one process suffices (one worker, or at most one job) run every
+    job here in order, ``done(run(job))``, and return None; else ``(the rest of the jobs, the
+    first 2 * workers)`` for a pool."""
     queue = iter(jobs)
     first = list(itertools.islice(queue, 2 * workers))
     if workers == 1 or len(first) <= 1:
         for job in itertools.chain(first, queue):
-            done(_write_shard(*job))
+            done(run(job))
+        return None
+    return queue, first
+
+
+@contextlib.contextmanager
+def _stops_held():
+    """Hold the stop signals while waiting on a pool: raised inside the executor's locks, one
+    would leave a lock held and the shutdown would wait on it for ever. They land after."""
+    stops = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
+
+
+def _run_jobs(jobs, workers: int, done) -> None:
+    """Write every shard of ``jobs`` (an iterable, consumed lazily: at most two jobs per worker
+    are submitted at a time), calling ``done(result)`` as each completes; on any failure or
+    interruption the workers are ended before the exception propagates."""
+    started = _here_or_pool(jobs, workers, lambda job: _write_shard(*job), done)
+    if started is None:
         return
+    queue, first = started
     pool, futures = _start_pool(first, workers)
     pending = set(futures)
-    stops = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
     try:
         while pending:
-            # A stop signal is held while waiting: raised inside the executor's locks, it would
-            # leave one held and the shutdown below would wait on it for ever. It lands here.
-            before = signal.pthread_sigmask(signal.SIG_BLOCK, stops)
-            try:
+            with _stops_held():
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, before)
             for f in finished:
                 done(f.result())
             pending |= {pool.submit(_worker, job) for job in itertools.islice(queue, len(finished))}
@@ -1329,21 +1346,15 @@ def _run_ordered(jobs, workers: int, done) -> None:
     lazily) and call ``done(result)`` in the order of ``jobs``, whatever order the workers
     finish in (at most two pieces per worker made or held at once); on any failure or
     interruption the workers are ended before the exception propagates."""
-    queue = iter(jobs)
-    first = list(itertools.islice(queue, 2 * workers))
-    if workers == 1 or len(first) <= 1:
-        for job in itertools.chain(first, queue):
-            done(_hub_piece(*job))
+    started = _here_or_pool(jobs, workers, _hub_worker, done)
+    if started is None:
         return
+    queue, first = started
     pool, window = _start_pool(first, workers, _hub_worker)
-    stops = {getattr(signal, n) for n in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, n)}
     try:
         while window:
-            before = signal.pthread_sigmask(signal.SIG_BLOCK, stops)       # see _run_jobs
-            try:
+            with _stops_held():
                 wait([window[0]])
-            finally:
-                signal.pthread_sigmask(signal.SIG_SETMASK, before)
             done(window.pop(0).result())
             window += [pool.submit(_hub_worker, job) for job in itertools.islice(queue, 1)]
     except BaseException:

@@ -23,7 +23,7 @@ from .errors import OutputError, UserError
 OBJECT_STORES = {"s3", "s3a", "gs", "gcs", "az", "abfs", "abfss", "adl", "oci", "oss", "r2", "hf", "memory"}
 
 
-def _filesystem(url: str):
+def filesystem(url: str):
     """``(fsspec file system, path in it)`` of ``url``; :class:`UserError` naming the URL when
     no installed driver serves its scheme."""
     try:
@@ -79,7 +79,7 @@ def upload(out: str, url: str) -> list[str]:
         path, what = next(iter(problems.items()))
         raise OutputError(f"{str(root)!r} is not an intact finished dataset ({path}: {what}); allowed: a folder "
                           "procvis generate finished (run the same command again to repair it)")
-    fs, base = _filesystem(url)
+    fs, base = filesystem(url)
     base = base.rstrip("/")
     atomic = not _is_object_store(fs)
     marker = outputs.RunConfig(**manifest["config"]).marker()
@@ -107,9 +107,10 @@ class _Sent:
 
     def __init__(self, root: Path, url: str):
         import hashlib
-        import os
 
-        cache = Path(os.environ.get("PROCVIS_CACHE", Path.home() / ".cache" / "procvis")) / "uploads"
+        from kernels.glyphs import cache_dir
+
+        cache = cache_dir() / "uploads"
         cache.mkdir(parents=True, exist_ok=True)
         key = hashlib.sha256(f"{root.resolve()}\x00{url}".encode()).hexdigest()[:24]
         self.path = cache / f"{key}.jsonl"
@@ -125,4 +126,4 @@ class _Sent:
             f.write(json.dumps({"file": rel, "sha256": sha}) + "\n")
 
 
-__all__ = ["upload"]
+__all__ = ["filesystem", "upload"]

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 from PIL import Image
 
+from kernels.glyphs import cache_dir
 from kernels.mesh_render import render_parts
 
 from .objects import build
@@ -19,7 +20,7 @@ CACHE_VERSION = 2                # 2: edges un-premultiplied (no dark fringe)
 
 
 def _cache_dir() -> Path:
-    return Path(os.environ.get("PROCVIS_CACHE", Path.home() / ".cache" / "procvis")) / "kiva"
+    return cache_dir() / "kiva"
 
 
 @functools.lru_cache(maxsize=512)
