@@ -23,12 +23,23 @@ def scatter(rng: np.random.Generator, radii, bounds=(0.0, 0.0, 1.0, 1.0), gap: f
         if np.any(hi < lo):
             raise PlacementError(f"radius {r[i]:.3f} does not fit in bounds {bounds}")
         cand = lo + rng.random((tries, 2)) * (hi - lo)
-        ok = np.ones(tries, bool)
-        for j in placed:
-            ok &= np.hypot(*(cand - out[j]).T) >= r[i] + r[j] + gap
-        hits = np.nonzero(ok)[0]
-        if len(hits) == 0:
+        hit = _first_clear(cand, out[placed], r[i] + r[placed] + gap)
+        if hit < 0:
             raise PlacementError(f"could not place {len(r)} discs with gap {gap} in {bounds}")
-        out[i] = cand[hits[0]]
+        out[i] = cand[hit]
         placed.append(i)
     return out
+
+
+def _first_clear(cand: np.ndarray, centres: np.ndarray, need: np.ndarray, head: int = 64) -> int:
+    """The first row of ``cand [N,2]`` at least ``need [J]`` from every one of ``centres [J,2]``,
+    or -1. The first ``head`` candidates are checked alone (one usually fits), then the rest."""
+    for lo, hi in ((0, head), (head, len(cand))):
+        part = cand[lo:hi]
+        if not len(part):
+            continue
+        ok = (np.hypot(part[:, None, 0] - centres[None, :, 0], part[:, None, 1] - centres[None, :, 1])
+              >= need[None, :]).all(1)
+        if ok.any():
+            return lo + int(ok.argmax())
+    return -1

@@ -65,6 +65,11 @@ def parse_color(color: Any) -> tuple[float, float, float]:
     ``(1, 0, 0)`` is almost black. An out-of-range or non-finite component, or anything else,
     is a ``ValueError`` naming the value and the allowed ranges.
     """
+    if type(color) is tuple and len(color) == 3:        # the common case, checked without the general path
+        r, g, b = color
+        if type(r) is int and type(g) is int and type(b) is int and 0 <= r <= 255 and 0 <= g <= 255 \
+                and 0 <= b <= 255:
+            return r / 255.0, g / 255.0, b / 255.0
     if isinstance(color, str):
         s = color.lstrip("#")
         if len(s) != 6 or any(ch not in "0123456789abcdefABCDEF" for ch in s):
@@ -90,10 +95,15 @@ MAX_POINTS = 10_000        # vertices of one polyline, spline (after sampling), 
 MAX_TEXT = 10_000          # characters of one text primitive
 
 
+_FLOATS = (float, np.float64, int)
+
+
 def _finite(name: str, value: float, low: float | None = None) -> float:
     """``value`` as a float, or a ``ValueError`` naming it unless it is finite, at least
     ``low`` (when given) and at most ``SCENE_LIMIT`` in magnitude (a radius of 1e19 would
     overflow the rasterizer's float32 coordinates and vanish)."""
+    if type(value) in _FLOATS and -SCENE_LIMIT <= value <= SCENE_LIMIT and (low is None or value >= low):
+        return float(value)                             # (NaN fails the comparisons and takes the checks below)
     try:
         v = float(value)
     except (TypeError, ValueError):

@@ -160,8 +160,10 @@ class SampleStream(IterableDataset):
         tid = self.tasks[t]
         if tid not in self._answers:
             task = self._task(t)
-            ref = task.sample(0, 0)
-            declared = list(ref.options or []) or list(task.answer_distribution or {})
+            if task.options is not None:
+                declared = list(task.options)
+            else:
+                declared = list(task.sample(0, 0).options or []) or list(task.answer_distribution or {})
             self._answers[tid] = [] if task.open_answer else [str(a) for a in declared]
         return self._answers[tid]
 

@@ -36,6 +36,7 @@ class Task:
     settings: dict | None = None              # the family's settings (None: the family has none)
     overall: bool = True                      # counts in its family's overall (the paper may leave a task out)
     batched: bool = False                     # fn draws whole batches (engine.batched); sample() is a batch of one
+    options: tuple | None = None              # the answer choices every sample offers, when declared
 
     @property
     def root(self) -> str:
@@ -78,6 +79,9 @@ class Task:
                    panel_extents=d.panel_extents, caption=d.caption,
                    settings=dict(self.settings) if self.settings else None)
         s.validate()
+        if self.options is not None and tuple(map(str, s.options or ())) != self.options:
+            raise ValueError(f"task {self.id}: sample {index} offers options {s.options!r}, but the task declares "
+                             f"{list(self.options)!r}")
         return s
 
     def samples(self, seed: int, indices) -> list[Sample]:

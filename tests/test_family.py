@@ -139,3 +139,21 @@ print('drew', len(roots))
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=Path(__file__).parents[1])
     assert r.returncode == 0, r.stderr[-1500:]
     assert r.stdout.split() == ["drew", "9"]
+
+
+def test_declared_options_give_label_maps_without_drawing_and_are_checked(registry, monkeypatch):
+    from engine.streams import stream
+    fam = Family("toy", "A family declared by a test.")
+    drawn = []
+
+    @fam.task("toy/ask/{order}", order=["kept", "swapped"], options=["yes", "no"])
+    def ask(rng, order):
+        drawn.append(order)
+        return Draw(Scene(), "Yes?", "yes", "fixed", options=["yes", "no"] if order == "kept" else ["no", "yes"])
+
+    s = stream("toy/ask/*", seed=0, batch_size=2, size=16, count=2)
+    assert s.label_map == {"toy/ask/kept": ["yes", "no"], "toy/ask/swapped": ["yes", "no"]} and drawn == []
+    assert reg.get_task("toy/ask/kept").sample(0, 3).options == ["yes", "no"]
+    with pytest.raises(ValueError, match=r"toy/ask/swapped: sample 3 offers options \['no', 'yes'\].*declares "
+                                         r"\['yes', 'no'\]"):
+        reg.get_task("toy/ask/swapped").sample(0, 3)

@@ -7,6 +7,7 @@ Those tests are skipped, with the reason, when Ray is not installed (``pip insta
 'procvis[ray]'``); the rest (Ray missing, ``engine.upload``) need no Ray."""
 from __future__ import annotations
 
+import gc
 import inspect
 import os
 import re
@@ -55,7 +56,10 @@ def cluster():
     c = LocalCluster(nodes=2, cpus=1)
     try:
         with joined(c):
-            ray.init(address=c.address, log_to_driver=False, logging_level="WARNING")   # one driver for the module
+            # one driver for the module; Ray's SIGTERM handler (exit at once) is not left behind
+            # for the rest of the test session
+            with ray_jobs._handlers_kept():
+                ray.init(address=c.address, log_to_driver=False, logging_level="WARNING")
             try:
                 deadline = time.time() + 60
                 while ray.cluster_resources().get("CPU", 0) < 2 and time.time() < deadline:
@@ -63,6 +67,7 @@ def cluster():
                 yield c
             finally:
                 ray.shutdown()
+                gc.collect()                     # the driver's last handles released before its nodes go
     finally:
         c.stop()
 

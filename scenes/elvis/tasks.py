@@ -191,7 +191,8 @@ def _about(category, **_) -> str:
     return f"ELVIS {CATEGORIES[category].principle}/{category}: {CATEGORIES[category].description}"
 
 
-@FAMILY.task(cases=_cases(), description=_about, answer_distribution={"positive": 0.5, "negative": 0.5})
+@FAMILY.task(cases=_cases(), description=_about, answer_distribution={"positive": 0.5, "negative": 0.5},
+             options=LABELS)
 def sample_elvis(rng: np.random.Generator, index: int, category: str, rel, irr, groups: int, quantity: str,
                  qualifier: str, settings: dict) -> Draw:
     """One ELVIS image: a positive (even index) or a negative (odd index) of the task."""
