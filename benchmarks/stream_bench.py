@@ -1,11 +1,18 @@
 """Streams with batched sampling against drawing one sample at a time, side by side in one
 run: images/s of ``engine.stream`` (which draws batched tasks a batch at a time) and of the
 one-at-a-time path (``task.sample`` per sample, then the same batched renderer) on the same
-positions, at 224 px in the main process. Run: ``procvis bench stream [--quick] [--results ...]``.
+positions, at 224 px in the main process; and the stream again in a process that loaded torch
+before procvis, so that torch's idle OpenMP threads spin as they do by default (procvis makes
+them sleep: see ``engine/__init__.py``). Run: ``procvis bench stream [--quick] [--results ...]``.
 """
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 from engine.outputs import render_samples
 from engine.registry import get_task, list_tasks
@@ -13,7 +20,8 @@ from engine.streams import stream
 
 from .results_file import publish, run_meta
 
-PATTERNS = ("shapes/count/*", "shapes/*", "elvis/*")
+PATTERNS = ("shapes/count/*", "shapes/*", "elvis/*", "perceptv/*")
+ROOT = Path(__file__).resolve().parent.parent
 SIZE, BATCH = 224, 128
 
 
@@ -28,18 +36,33 @@ def _rate(fn, images: int, repeats: int) -> float:
     return images / best
 
 
+def stream_rate(pattern: str, batches: int, repeats: int) -> float:
+    """Images/s of ``stream(pattern)`` over ``batches`` batches of :data:`BATCH` in this process."""
+    s = stream(pattern, seed=0, batch_size=BATCH, size=SIZE, count=BATCH * batches)
+
+    def streamed():
+        for b in s:
+            b["images"]
+    return _rate(streamed, BATCH * batches, repeats)
+
+
+def spinning_rate(pattern: str, batches: int, repeats: int) -> float:
+    """:func:`stream_rate` in a fresh process that imports torch before procvis, with
+    ``OMP_WAIT_POLICY`` unset: torch's threads keep their default (spin before sleeping)."""
+    code = (f"import torch, json; from benchmarks.stream_bench import stream_rate; "
+            f"print(json.dumps(stream_rate({pattern!r}, {batches}, {repeats})))")
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def run(quick: bool = False) -> dict:
     batches, repeats = (2, 1) if quick else (6, 3)
     rows = []
     for pattern in PATTERNS:
-        s = stream(pattern, seed=0, batch_size=BATCH, size=SIZE, count=BATCH * batches)
         ids = list_tasks(pattern)
         tasks = [get_task(t) for t in ids]
         batched = sum(t.batched for t in tasks)
-
-        def streamed():
-            for b in s:
-                b["images"]
         positions = range(BATCH * batches)
 
         def alone():
@@ -47,7 +70,8 @@ def run(quick: bool = False) -> dict:
                 render_samples([tasks[i % len(tasks)].sample(0, i // len(tasks)) for i in positions[lo:lo + BATCH]],
                                SIZE)
         rows.append({"pattern": pattern, "tasks": len(ids), "batched": batched,
-                     "stream": _rate(streamed, len(positions), repeats), "alone": _rate(alone, len(positions), repeats)})
+                     "stream": stream_rate(pattern, batches, repeats), "alone": _rate(alone, len(positions), repeats),
+                     "spinning": spinning_rate(pattern, batches, repeats)})
         print(rows[-1], flush=True)
     return {"rows": rows, "meta": run_meta(batch=BATCH, size=SIZE)}
 
@@ -55,12 +79,14 @@ def run(quick: bool = False) -> dict:
 def to_markdown(r: dict) -> str:
     m = r["meta"]
     lines = [f"{m['cores']} cores, torch {m['torch']}, commit {m['commit']}, {m['date']}; batches of {BATCH} at "
-             f"{SIZE} px in the main process, best of 3.", "",
-             "| pattern | tasks (batched) | stream, images/s | one sample at a time, images/s | ratio |",
-             "| --- | ---: | ---: | ---: | ---: |"]
+             f"{SIZE} px in the main process, best of 3. Last column: the stream with torch's idle threads "
+             "spinning (torch imported before procvis, `OMP_WAIT_POLICY` unset).", "",
+             "| pattern | tasks (batched) | stream, images/s | one sample at a time, images/s | ratio | "
+             "threads spinning, images/s |",
+             "| --- | ---: | ---: | ---: | ---: | ---: |"]
     for row in r["rows"]:
         lines.append(f"| `{row['pattern']}` | {row['tasks']} ({row['batched']}) | {row['stream']:,.0f} | "
-                     f"{row['alone']:,.0f} | {row['stream'] / row['alone']:.1f}x |")
+                     f"{row['alone']:,.0f} | {row['stream'] / row['alone']:.1f}x | {row['spinning']:,.0f} |")
     return "\n".join(lines) + "\n"
 
 

@@ -3,6 +3,17 @@
 Describing scenes and listing tasks needs no tensor library; ``render``, ``stream`` and
 ``SceneBatch`` load torch on first use (so ``procvis list`` and ``--help`` answer at once).
 """
+import os as _os
+import sys as _sys
+
+# After each CPU operation torch's OpenMP threads spin a while before they sleep; on a small
+# machine that spinning takes the cores from the renderer's threads, and a stream that
+# alternates renders with small tensor operations ran 5-12x slower (Percept-V, shapes, KiVA).
+# Sleeping at once costs nothing measured here. OpenMP reads this when torch loads, so it is
+# set only when torch is not loaded yet, and never over a value the user chose.
+if "torch" not in _sys.modules:
+    _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
 from .registry import get_task, list_tasks
 from .sample import Draw, Sample
 from .scene import KINDS, Scene

@@ -1,5 +1,7 @@
 import os
 
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")    # as engine sets it: torch is imported below
+
 import numpy as np
 import pytest
 import torch

@@ -198,3 +198,13 @@ def test_an_unavailable_device_is_a_one_line_user_error(device):
     for bad in ({"shape": "square"}, {"threads": 0}):
         with pytest.raises(UserError, match=next(iter(bad))):
             stream("shapes/colours", **bad)
+
+
+def test_torch_threads_sleep_between_renders_unless_the_user_chose_otherwise():
+    code = "import os, engine, torch; print(os.environ.get('OMP_WAIT_POLICY'))"
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    run = lambda code, **extra: subprocess.run([sys.executable, "-c", code], env={**env, **extra}, capture_output=True,
+                                               text=True, check=True).stdout.strip()
+    assert run(code) == "PASSIVE"
+    assert run(code, OMP_WAIT_POLICY="ACTIVE") == "ACTIVE"
+    assert run("import os, torch, engine; print(os.environ.get('OMP_WAIT_POLICY'))") == "None"   # too late to choose
