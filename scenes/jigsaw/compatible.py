@@ -5,15 +5,24 @@ piece fits (:func:`rim_costs`). A crop counts as a distractor only when its cont
 clearly differs from the true piece's (:func:`content_difference`, which forgives small
 shifts, sensor grain and fine texture), so each item keeps one right answer.
 
+How well a piece continues the hole must not single out the true piece, nor any fixed rank
+of it (:func:`ranked`): the true piece's rank among the four by rim cost is given (drawn
+uniformly by the task), and each distractor, a clearly different crop, is seamlessly cloned
+into the hole (the harmonic correction of Poisson image editing, :func:`seam_field`) just
+enough to land at a rim cost drawn on its side of the true piece's (:func:`targets`), with a
+gap that survives resampling for display (costs are judged :func:`soft`).
+
 All the work is tensor operations over whole stacks of pictures; no per-pixel Python.
 """
 from __future__ import annotations
+
+import functools
 
 import torch
 import torch.nn.functional as F
 
 GAP = 1           # pixel lines skipped on each side of the hole's edge (rendering blends them)
-WORK = 192        # pictures are searched at most at this size (area-averaged down), positions every STEP
+WORK = 192        # 3 x 3 pictures are searched at most at this size (area-averaged down), positions every STEP
 STEP = 2
 CLEAR = 10.0      # content difference (0..255) a distractor needs from the true piece
 DISTINCT = 6.0    # content difference two distractors need from each other
@@ -23,15 +32,26 @@ OVERLAP = 0.25    # share of the hole a crop of the hole's own picture may cover
 CANDIDATES = 24   # best-fitting clear crops among which likeness to the true piece also counts
 LIKENESS = 2.0    # weight of the likeness rank against the fit rank
 SEARCHED = 4096   # clear crops, best first, looked through for CANDIDATES from different places
+MARGIN = 2.0      # least gap (0..255) between consecutive rim costs of an item's pieces ...
+MARGIN_SHARE = 0.25  # ... or this share of the lower one, where smaller
+SPREAD = (0.05, 0.35)  # range of the further gap, as a share of the lower cost
+DIAL = 10         # steps of the seamless-cloning share tried, coarse then fine
+SOFT = 0.7        # pixels of smoothing under which distractors are dialled (display resampling)
 
 
-def working(stack: torch.Tensor) -> tuple[torch.Tensor, int]:
-    """``(pictures, factor)``: ``stack [N,3,S,S]`` uint8 as float at the working size
-    (``S / factor`` pixels, ``factor`` the smallest integer that brings it to :data:`WORK`
-    or below)."""
-    factor = max(1, -(-stack.shape[-1] // WORK))
+def working(stack: torch.Tensor, c: int) -> tuple[torch.Tensor, int]:
+    """``(pictures, cw)``: ``stack [N,3,S,S]`` uint8 as float at the working size, where a
+    ``c x c`` cell is ``cw = min(c, WORK // 3)`` pixels: ``[N,3,S',S']``, area-averaged,
+    ``S' = round(S * cw / c)``, so that the cells of a 3 x 3 grid keep their exact places."""
+    cw = min(c, WORK // 3)
     x = stack.float()
-    return (F.avg_pool2d(x, factor) if factor > 1 else x), factor
+    return (x, c) if cw == c else (F.adaptive_avg_pool2d(x, round(stack.shape[-1] * cw / c)), cw)
+
+
+def shrink(pieces: torch.Tensor, cw: int) -> torch.Tensor:
+    """``pieces [K,3,C,C]`` (float) area-averaged to ``[K,3,cw,cw]``, as :func:`working`
+    shrinks their pictures."""
+    return pieces if pieces.shape[-1] == cw else F.adaptive_avg_pool2d(pieces, cw)
 
 
 def rim(img: torch.Tensor, y: int, x: int, c: int) -> dict[str, torch.Tensor]:
@@ -128,19 +148,26 @@ def difference_map(work: torch.Tensor, true_piece: torch.Tensor, reach: int = RE
     return -F.max_pool2d(-torch.stack(maps)[:, None], 2 * k + 1, 1, k)[:, 0]
 
 
-def candidates(work: torch.Tensor, truth: int, y: int, x: int, c: int, want: int) -> list[tuple[int, int, int]]:
-    """Up to ``want`` crops ``(picture, y, x)`` of ``work [N,3,S,S]`` (float, working size), in
-    order of how well they continue the ``c x c`` hole at ``(y, x)`` of picture ``truth``
-    (:func:`rim_costs`), whose content clearly differs from the true piece
-    (:func:`difference_map` at least :data:`CLEAR`); crops of the picture itself leave most
-    of the hole uncovered (:data:`OVERLAP`), and no two come from nearly the same place of
-    one picture. Searched on the :func:`shortlist`."""
+def clear_costs(work: torch.Tensor, truth: int, y: int, x: int, c: int) -> tuple[list[int], torch.Tensor]:
+    """``(ids, costs)``: the :func:`shortlist` of ``work [N,3,S,S]`` (float, working size) for
+    the ``c x c`` hole at ``(y, x)`` of picture ``truth`` and the :func:`rim_costs` of their
+    crops ``[len(ids), n, n]`` (pictures :func:`soft`), ``inf`` where the content does not clearly differ from the
+    true piece (:func:`difference_map` under :data:`CLEAR`) and where a crop of the picture
+    itself covers over :data:`OVERLAP` of the hole."""
     ids = shortlist(work, truth, y, x, c)
-    costs = rim_costs(work[ids], rim(work[truth], y, x, c), c)
+    costs = rim_costs(soft(work[ids]), rim(soft(work[truth][None])[0], y, x, c), c)
     n = costs.shape[-1]
     costs[difference_map(work[ids], work[truth, :, y:y + c, x:x + c]) < CLEAR] = float("inf")
     if truth in ids:
         costs[ids.index(truth)][overlap(n, y, x, c) > OVERLAP] = float("inf")
+    return ids, costs
+
+
+def places(ids: list[int], costs: torch.Tensor, c: int, want: int, floor: float = 0.0) -> list[tuple[int, int, int]]:
+    """Up to ``want`` crops ``(picture, y, x)`` in order of ``costs`` (from :func:`clear_costs`),
+    none under ``floor``, no two from nearly the same place of one picture."""
+    n = costs.shape[-1]
+    costs = costs.masked_fill(costs < floor, float("inf"))
     order = costs.flatten().argsort(stable=True)[:int(costs.isfinite().sum())]
     out: list[tuple[int, int, int]] = []
     for v in order[:SEARCHED].tolist():
@@ -153,35 +180,214 @@ def candidates(work: torch.Tensor, truth: int, y: int, x: int, c: int, want: int
     return out
 
 
-def choose(stack: torch.Tensor, truth: int, y: int, x: int, c: int, features=None,
-           k: int = 3) -> list[tuple[int, int, int]]:
-    """The ``k`` hard distractors for the ``c x c`` hole at ``(y, x)`` of picture ``truth`` of
-    ``stack [N,3,S,S]`` uint8: of the :data:`CANDIDATES` best :func:`candidates`, those first
-    whose ranks by fit and by likeness to the true piece (``features``: ``[K,3,h,w]`` uint8
-    -> ``[K,D]`` unit vectors; fit alone without it, likeness weighted :data:`LIKENESS`) sum
-    lowest, each differing from those taken before (:data:`DISTINCT`). Returns ``(picture,
-    y, x)`` in pixels of ``stack``; fewer than ``k`` when the stack holds no more."""
-    work, f = working(stack)
-    cw, yw, xw = c // f, y // f, x // f
-    found = candidates(work, truth, yw, xw, cw, CANDIDATES)
-    if not found:
-        return []
+def candidates(work: torch.Tensor, truth: int, y: int, x: int, c: int, want: int) -> list[tuple[int, int, int]]:
+    """Up to ``want`` crops ``(picture, y, x)`` of ``work [N,3,S,S]`` (float, working size), in
+    order of how well they continue the ``c x c`` hole at ``(y, x)`` of picture ``truth``
+    (:func:`rim_costs`), whose content clearly differs from the true piece
+    (:func:`difference_map` at least :data:`CLEAR`); crops of the picture itself leave most
+    of the hole uncovered (:data:`OVERLAP`), and no two come from nearly the same place of
+    one picture. Searched on the :func:`shortlist`."""
+    return places(*clear_costs(work, truth, y, x, c), c, want)
+
+
+def _ordered(stack: torch.Tensor, found: list[tuple[int, int, int]], truth: int, y: int, x: int, c: int,
+             up, features=None) -> list[tuple[int, int, int]]:
+    """``found`` (working-size ``(picture, y, x)``, best fit first) reordered by the sum of their
+    ranks by fit and by likeness to the true piece of ``stack [N,3,S,S]`` uint8 (``features``:
+    ``[K,3,h,w]`` uint8 -> ``[K,D]`` unit vectors; fit alone without it, likeness weighted
+    :data:`LIKENESS`); ``up`` maps a working-size position to pixels of ``stack``."""
+    rank = torch.arange(len(found), dtype=torch.float32)
+    if features is not None and found:
+        full = torch.stack([stack[j, :, py:py + c, px:px + c] for j, py, px in map(up, found)])
+        sim = features(full) @ features(stack[truth, :, y:y + c, x:x + c][None])[0]
+        rank = rank + LIKENESS * torch.argsort(torch.argsort(-sim, stable=True), stable=True).float()
+    return [found[m] for m in torch.argsort(rank, stable=True).tolist()]
+
+
+@functools.lru_cache(maxsize=8)
+def _sines(m: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(S, lam)``: the orthonormal sine transform ``[m, m]`` (its own inverse) and the
+    eigenvalues ``[m]`` of the 1-D second difference with zero ends."""
+    k = torch.arange(1, m + 1, dtype=torch.float64)
+    S = (2 / (m + 1)) ** 0.5 * torch.sin(torch.pi * k[:, None] * k[None, :] / (m + 1))
+    return S.float(), (2 - 2 * torch.cos(torch.pi * k / (m + 1))).float()
+
+
+def harmonic(ring: torch.Tensor, w: int) -> torch.Tensor:
+    """``ring [K,3,c,c]`` (float) kept in its outer ``w`` pixels, the inside replaced by the
+    harmonic function (discrete Laplace equation) that meets it there, solved exactly with
+    sine transforms: ``[K,3,c,c]``. What seamless cloning adds to a pasted patch."""
+    c = ring.shape[-1]
+    m = c - 2 * w
+    out = ring.clone()
+    if m <= 0:
+        return out
+    S, lam = _sines(m)
+    b = torch.zeros(*ring.shape[:2], m, m)
+    b[..., 0, :] += ring[..., w - 1, w:c - w]
+    b[..., -1, :] += ring[..., c - w, w:c - w]
+    b[..., :, 0] += ring[..., w:c - w, w - 1]
+    b[..., :, -1] += ring[..., w:c - w, c - w]
+    out[..., w:c - w, w:c - w] = S @ ((S @ b @ S) / (lam[:, None] + lam[None, :])) @ S
+    return out
+
+
+def seam_field(piece: torch.Tensor, lines: dict[str, torch.Tensor], cw: int) -> torch.Tensor:
+    """The correction that makes ``piece [3,C,C]`` (float) continue ``lines`` (from :func:`rim`
+    at the working size, cells ``cw`` pixels) by :func:`rim_costs`: each side's difference
+    between its line and the piece's own line :data:`GAP` in (at the working size, stretched
+    along the side to ``C``) fills the outer ``(GAP + 1) * C / cw`` pixels of that side
+    (averaged where two sides meet, nothing where a side has no neighbour), and the inside is
+    its :func:`harmonic` extension: ``[3,C,C]``. At the working size, adding ``a`` times it
+    scales the (unsmoothed) cost by ``1 - a``."""
+    C = piece.shape[-1]
+    small = shrink(piece[None], cw)[0]
+    inner = {"top": GAP, "bottom": cw - 1 - GAP, "left": GAP, "right": cw - 1 - GAP}
+    w = -(-(GAP + 1) * C // cw)
+    total = torch.zeros(3, C, C)
+    count = torch.zeros(1, C, C)
+    for side, line in lines.items():
+        own = small[:, inner[side], :] if side in ("top", "bottom") else small[:, :, inner[side]]
+        d = F.interpolate((line - own)[None], size=C, mode="nearest")[0]              # [3, C]
+        rows = {"top": slice(0, w), "bottom": slice(C - w, C)}.get(side)
+        cols = {"left": slice(0, w), "right": slice(C - w, C)}.get(side)
+        if rows is not None:
+            total[:, rows, :] += d[:, None, :]
+            count[:, rows, :] += 1
+        else:
+            total[:, :, cols] += d[:, :, None]
+            count[:, :, cols] += 1
+    return harmonic((total / count.clamp(min=1))[None], w)[0]
+
+
+def soft(x: torch.Tensor) -> torch.Tensor:
+    """``x [K,3,h,w]`` (float) smoothed by a Gaussian of :data:`SOFT` pixels (edges
+    repeated): how lines look once a picture is resampled for display."""
+    k = torch.arange(-2, 3, dtype=torch.float32)
+    g = torch.exp(-k ** 2 / (2 * SOFT ** 2))
+    g = (g / g.sum()).repeat(3, 1)
+    x = F.pad(x, (2, 2, 2, 2), mode="replicate")
+    x = F.conv2d(x, g.view(3, 1, 1, 5), groups=3)
+    return F.conv2d(x, g.view(3, 1, 5, 1), groups=3)
+
+
+def piece_costs(pieces: torch.Tensor, lines: dict[str, torch.Tensor], cw: int) -> torch.Tensor:
+    """:func:`rim_costs` of each of ``pieces [K,3,C,C]`` (float) in the hole, judged at the
+    working size (:func:`shrink` to ``cw``) and :func:`soft` (``lines`` from the :func:`soft`
+    picture): ``[K]``."""
+    return rim_costs(soft(shrink(pieces, cw)), lines, cw, step=cw)[:, 0, 0]
+
+
+def dial(crop: torch.Tensor, field: torch.Tensor, lines: dict[str, torch.Tensor], cw: int,
+         target: float) -> tuple[torch.Tensor, float]:
+    """``(piece, cost)``: ``crop [3,C,C]`` (float) plus the share ``a`` in ``0..1`` of ``field``
+    whose :func:`piece_costs` (rounded to uint8) comes nearest ``target``, found on a coarse
+    grid of :data:`DIAL` steps and then a grid as fine around the best: ``piece`` is
+    ``[3,C,C]`` uint8."""
+    best = 0.5
+    for width in (0.5, 1 / DIAL):
+        a = (best + torch.linspace(-width, width, DIAL + 1)).clamp(0, 1)
+        pieces = (crop[None] + a[:, None, None, None] * field[None]).round().clamp(0, 255)
+        costs = piece_costs(pieces, lines, cw)
+        k = int((costs - target).abs().argmin())
+        best = float(a[k])
+    return pieces[k].to(torch.uint8), float(costs[k])
+
+
+def least(cost: float) -> float:
+    """The least gap (0..255) between consecutive rim costs of an item's four pieces, above
+    ``cost``: :data:`MARGIN`, or :data:`MARGIN_SHARE` of ``cost`` where that is smaller."""
+    return min(MARGIN, MARGIN_SHARE * cost)
+
+
+def _step(cost: float, u: float) -> float:
+    """The rim cost next above ``cost`` among an item's four pieces: :func:`least` plus a share
+    of ``cost`` in :data:`SPREAD` at ``u`` (``0..1``)."""
+    lo, hi = SPREAD
+    return cost + least(cost) + cost * (lo + (hi - lo) * u)
+
+
+def _step_down(cost: float, u: float) -> float:
+    """The rim cost whose :func:`_step` at ``u`` is ``cost``."""
+    lo, hi = SPREAD
+    share = lo + (hi - lo) * u
+    low = cost / (1 + MARGIN_SHARE + share)
+    return low if MARGIN_SHARE * low <= MARGIN else (cost - MARGIN) / (1 + share)
+
+
+def targets(truth: float, rank: int, spread: list[float]) -> list[float]:
+    """The rim costs the three distractors are dialled to, lowest first, so that the true
+    piece, of rim cost ``truth``, ranks ``rank`` (1 best .. 4) among the four: the four costs
+    climb by :func:`_step` at ``spread`` (three numbers in ``0..1``, one per consecutive
+    pair), the true piece's at place ``rank``. Which piece is the true one leaves the costs'
+    pattern alike (the same steps whatever ``rank``), so no rule on the costs alone, such
+    as the piece most apart from the others, singles it out."""
+    costs = [truth]
+    for k in range(rank - 2, -1, -1):
+        costs.insert(0, max(0.0, _step_down(costs[0], spread[k])))
+    for k in range(rank - 1, 3):
+        costs.append(_step(costs[-1], spread[k]))
+    return costs[:rank - 1] + costs[rank:]
+
+
+def _fill(stack: torch.Tensor, found: list, up, hole: dict, want: list, out: list) -> None:
+    """Seamlessly clone the crops ``found`` (working-size ``(picture, y, x)``; ``up`` maps them
+    to pixels of ``stack``) into the hole to the rim costs ``want`` still open (``None`` once
+    filled), appending ``(slot, (picture, y, x, piece), look)`` to ``out`` for each crop that
+    lands on its slot's side of the true piece's cost, at least :func:`least` away, and
+    clearly differs from the true piece and the crops taken (``look``: its working-size copy).
+    ``hole``: ``lines``, ``c`` (working size), ``C`` (in pixels of ``stack``), ``cost`` and
+    ``look`` of the true piece."""
+    lines, cw, t = hole["lines"], hole["c"], hole["cost"]
+    for p in found:
+        j, py, px = up(p)
+        crop = stack[j, :, py:py + hole["C"], px:px + hole["C"]].float()
+        raw = float(piece_costs(crop[None], lines, cw)[0])
+        slots = [k for k in range(3) if want[k] is not None and want[k] <= raw]
+        field = seam_field(crop, lines, cw) if slots else None
+        for k in slots:
+            piece, cost = dial(crop, field, lines, cw, want[k])
+            if abs(cost - t) < least(min(cost, t)) or (cost < t) != (want[k] < t):
+                continue
+            look = shrink(piece.float()[None], cw)[0]
+            d = content_difference(torch.stack([hole["look"]] + [o[2] for o in out]), look)
+            if float(d[0]) < CLEAR or float(d.min()) < DISTINCT:
+                continue
+            out.append((k, (j, py, px, piece), look))
+            want[k] = None
+            break
+        if len(out) == 3:
+            return
+
+
+def ranked(stack: torch.Tensor, truth: int, y: int, x: int, c: int, rank: int, spread: list[float],
+           features=None) -> list[tuple[int, int, int, torch.Tensor]]:
+    """Three hard distractors for the ``c x c`` hole at ``(y, x)`` of picture ``truth`` of
+    ``stack [N,3,S,S]`` uint8 among which the true piece ranks ``rank`` (1..4) by its rim
+    cost (:func:`piece_costs`), each clearly differing from it and from the
+    others: the best-fitting crops (:func:`clear_costs`, :func:`places`; then, for costs above the true piece's still
+    open, those fitting no better than the target), in the order of :func:`_ordered`, each
+    seamlessly cloned into the hole (:func:`seam_field`, :func:`dial`) to the rim cost
+    :func:`targets` gives it (:func:`_fill`). Returns ``(picture, y, x, piece)``, position in
+    pixels of ``stack`` and ``piece [3,c,c]`` uint8, or ``[]`` when the stack cannot supply
+    them."""
+    work, cw = working(stack, c)
+    yw, xw = round(y * cw / c), round(x * cw / c)
     H, W = stack.shape[-2:]
 
     def up(p):                  # a working-size position in pixels of ``stack``, the crop kept inside
         j, py, px = p
-        return j, min(py * f, H - c), min(px * f, W - c)
-    rank = torch.arange(len(found), dtype=torch.float32)
-    if features is not None:
-        full = torch.stack([stack[j, :, py:py + c, px:px + c] for j, py, px in map(up, found)])
-        sim = features(full) @ features(stack[truth, :, y:y + c, x:x + c][None])[0]
-        rank = rank + LIKENESS * torch.argsort(torch.argsort(-sim, stable=True), stable=True).float()
-    out: list[tuple[int, int, int]] = []
-    for m in torch.argsort(rank, stable=True).tolist():
-        patch = _crops(work, [found[m]], cw)[0]
-        if out and float(content_difference(_crops(work, out, cw), patch).min()) < DISTINCT:
-            continue
-        out.append(found[m])
-        if len(out) == k:
-            break
-    return [up(p) for p in out]
+        return j, min(round(py * c / cw), H - c), min(round(px * c / cw), W - c)
+    lines = rim(soft(work[truth][None])[0], yw, xw, cw)
+    true_piece = stack[truth, :, y:y + c, x:x + c].float()
+    t = float(piece_costs(true_piece[None], lines, cw)[0])
+    hole = {"lines": lines, "c": cw, "C": c, "cost": t, "look": shrink(true_piece[None], cw)[0]}
+    want = targets(t, rank, spread)
+    ids, costs = clear_costs(work, truth, yw, xw, cw)
+    out: list = []
+    _fill(stack, _ordered(stack, places(ids, costs, cw, CANDIDATES), truth, y, x, c, up, features), up, hole, want, out)
+    above = [w for w in want if w is not None and w > t]
+    if above and len(out) < 3:
+        found = places(ids, costs, cw, CANDIDATES, floor=max(above))
+        _fill(stack, _ordered(stack, found, truth, y, x, c, up, features), up, hole, want, out)
+    return [v for _, v, _ in sorted(out, key=lambda o: o[0])] if len(out) == 3 else []
