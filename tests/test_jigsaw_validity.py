@@ -189,6 +189,45 @@ def test_no_fixed_seam_rank_answers_hard_items(images, request):
     assert all(s.meta["rejected"] >= 0 for s in samples)
 
 
+def natural_accuracy(task_id: str, settings: dict, n: int = ITEMS) -> float:
+    """Share of missing-piece items ``0..n-1`` (seed 0) that a solver reading only the panels
+    answers right by picking the piece whose seam cost (:func:`seams.hole_cost`) is nearest
+    how much the picture itself changes across 3 pixels just outside the hole (plain pixel
+    differences of the rendered picture, apart from the generator's code)."""
+    family = get_family("jigsaw")
+    right = 0
+    for s, ims in _rendered(task_id, tuple(sorted(settings.items())), n):
+        puzzle = family.shortcut_fn(s)
+        image = ims[puzzle["image"]]
+        img = image.float()
+        cell = seams.holes(image, 3)[0]
+        H, W = img.shape[-2:]
+        r, q = divmod(cell, 3)
+        y0, y1, x0, x1 = round(r * H / 3), round((r + 1) * H / 3), round(q * W / 3), round((q + 1) * W / 3)
+        pairs = []                                   # (line next to the hole, line 3 px further out)
+        if r > 0:
+            pairs.append((img[:, y0 - 2, x0:x1], img[:, y0 - 5, x0:x1]))
+        if r < 2:
+            pairs.append((img[:, y1 + 1, x0:x1], img[:, y1 + 4, x0:x1]))
+        if q > 0:
+            pairs.append((img[:, y0:y1, x0 - 2], img[:, y0:y1, x0 - 5]))
+        if q < 2:
+            pairs.append((img[:, y0:y1, x1 + 1], img[:, y0:y1, x1 + 4]))
+        variation = float(np.mean([float((a - b).abs().mean()) for a, b in pairs]))
+        costs = {a: seams.hole_cost(image, 3, cell, ims[p]) for a, p in puzzle["options"].items()}
+        right += min(costs, key=lambda a: abs(costs[a] - variation)) == s.answer_text
+    return right / n
+
+
+@pytest.mark.parametrize("images", ["built-in", "photos"])
+def test_the_fit_nearest_the_picture_own_variation_does_not_answer_hard_items(images, request):
+    # a true piece continues the hole about as much as the picture varies around it; the
+    # distractors' costs are drawn the same way, so the cost nearest that variation is no clue
+    settings = BUILT_IN if images == "built-in" else request.getfixturevalue("photo_folder")
+    share = natural_accuracy("jigsaw/missing_piece/hard", settings)
+    assert share <= 0.4, share
+
+
 @pytest.mark.parametrize("task_id", ["jigsaw/localization/easy", "jigsaw/localization/hard",
                                      "jigsaw/order_restoration", "jigsaw/order_generation"])
 def test_only_items_with_one_most_continuous_arrangement_are_kept(task_id):

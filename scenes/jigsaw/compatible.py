@@ -5,12 +5,15 @@ piece fits (:func:`rim_costs`). A crop counts as a distractor only when its cont
 clearly differs from the true piece's (:func:`content_difference`, which forgives small
 shifts, sensor grain and fine texture), so each item keeps one right answer.
 
-How well a piece continues the hole must not single out the true piece, nor any fixed rank
-of it (:func:`ranked`): the true piece's rank among the four by rim cost is given (drawn
-uniformly by the task), and each distractor, a clearly different crop, is seamlessly cloned
-into the hole (the harmonic correction of Poisson image editing, :func:`seam_field`) just
-enough to land at a rim cost drawn on its side of the true piece's (:func:`targets`), with a
-gap that survives resampling for display (costs are judged :func:`soft`).
+How well a piece continues the hole must not single out the true piece (:func:`ranked`):
+neither the best fit, nor any fixed rank, nor the fit nearest to how much the picture itself
+varies around the hole. The true piece's rim cost is, relative to that variation
+(:func:`natural`), one draw of how a real continuation relates to its surroundings; the
+other cells of the same picture give more such draws (:func:`ratios`), and each
+distractor, a clearly different crop, is seamlessly cloned into the hole (the harmonic
+correction of Poisson image editing, :func:`seam_field`) just enough to land at the hole's
+variation times another of them (:func:`targets`), so the four costs are exchangeable
+(costs are judged :func:`soft`, as lines look once resampled for display).
 
 All the work is tensor operations over whole stacks of pictures; no per-pixel Python.
 """
@@ -32,9 +35,10 @@ OVERLAP = 0.25    # share of the hole a crop of the hole's own picture may cover
 CANDIDATES = 24   # best-fitting clear crops among which likeness to the true piece also counts
 LIKENESS = 2.0    # weight of the likeness rank against the fit rank
 SEARCHED = 4096   # clear crops, best first, looked through for CANDIDATES from different places
-MARGIN = 2.0      # least gap (0..255) between consecutive rim costs of an item's pieces ...
-MARGIN_SHARE = 0.25  # ... or this share of the lower one, where smaller
-SPREAD = (0.05, 0.35)  # range of the further gap, as a share of the lower cost
+NATURAL = 3       # pixels between the two lines outside a cell whose difference is how much the picture itself varies
+FLOOR = 0.5       # least natural variation (0..255) a cost is divided by
+JITTER = 0.05     # the largest change of a drawn cost ratio, on a log scale
+TOLERANCE = (0.5, 0.08)  # how far (0..255, or this share of it, the larger) a dialled cost may miss its target
 DIAL = 10         # steps of the seamless-cloning share tried, coarse then fine
 SOFT = 0.7        # pixels of smoothing under which distractors are dialled (display resampling)
 
@@ -294,51 +298,68 @@ def dial(crop: torch.Tensor, field: torch.Tensor, lines: dict[str, torch.Tensor]
     return pieces[k].to(torch.uint8), float(costs[k])
 
 
-def least(cost: float) -> float:
-    """The least gap (0..255) between consecutive rim costs of an item's four pieces, above
-    ``cost``: :data:`MARGIN`, or :data:`MARGIN_SHARE` of ``cost`` where that is smaller."""
-    return min(MARGIN, MARGIN_SHARE * cost)
+def natural(img: torch.Tensor, y: int, x: int, c: int) -> float:
+    """How much ``img [3,S,S]`` (float) itself changes just outside the ``c x c`` cell at
+    ``(y, x)``: the mean absolute difference (0..255) between each side's :func:`rim` line and
+    the line :data:`NATURAL` pixels further out, averaged over the sides that have both (0
+    when none has)."""
+    S, g, d = img.shape[-1], GAP, NATURAL
+    v = []
+    if y - 1 - g - d >= 0:
+        v.append((img[:, y - 1 - g, x:x + c] - img[:, y - 1 - g - d, x:x + c]).abs().mean())
+    if y + c + g + d < S:
+        v.append((img[:, y + c + g, x:x + c] - img[:, y + c + g + d, x:x + c]).abs().mean())
+    if x - 1 - g - d >= 0:
+        v.append((img[:, y:y + c, x - 1 - g] - img[:, y:y + c, x - 1 - g - d]).abs().mean())
+    if x + c + g + d < S:
+        v.append((img[:, y:y + c, x + c + g] - img[:, y:y + c, x + c + g + d]).abs().mean())
+    return float(torch.stack(v).mean()) if v else 0.0
 
 
-def _step(cost: float, u: float) -> float:
-    """The rim cost next above ``cost`` among an item's four pieces: :func:`least` plus a share
-    of ``cost`` in :data:`SPREAD` at ``u`` (``0..1``)."""
-    lo, hi = SPREAD
-    return cost + least(cost) + cost * (lo + (hi - lo) * u)
+def ratios(picture: torch.Tensor, y: int, x: int, c: int) -> torch.Tensor:
+    """How a true continuation's rim cost relates to how much the picture varies around it:
+    for each cell of the 3 x 3 ``picture [3,S,S]`` (float, working size, cells ``c`` pixels)
+    other than the hole at ``(y, x)``, its own :func:`piece_costs` in its place over its
+    :func:`natural` variation (both on the :func:`soft` picture, the variation at least
+    :data:`FLOOR`): ``[8]``."""
+    sp = soft(picture[None])[0]
+    out = []
+    for cell in range(9):
+        cy, cx = (cell // 3) * c, (cell % 3) * c
+        if (cy, cx) != (y, x):
+            cost = float(piece_costs(picture[None, :, cy:cy + c, cx:cx + c], rim(sp, cy, cx, c), c)[0])
+            out.append(cost / max(natural(sp, cy, cx, c), FLOOR))
+    return torch.tensor(out)
 
 
-def _step_down(cost: float, u: float) -> float:
-    """The rim cost whose :func:`_step` at ``u`` is ``cost``."""
-    lo, hi = SPREAD
-    share = lo + (hi - lo) * u
-    low = cost / (1 + MARGIN_SHARE + share)
-    return low if MARGIN_SHARE * low <= MARGIN else (cost - MARGIN) / (1 + share)
+def targets(variation: float, samples: torch.Tensor, draws: list[float]) -> list[float]:
+    """The rim costs the three distractors are dialled to: ``variation`` (the hole's
+    :func:`natural` variation) times three different ``samples [K]`` (:func:`ratios` of the
+    other cells), picked by the order of ``draws[:K]``, each times a jitter of up to
+    :data:`JITTER` (log scale) at ``draws[K:K + 3]`` (numbers in ``0..1``). The true piece's
+    cost is the hole's variation times its own ratio, one more draw of the same kind, so
+    the four costs are exchangeable: no rule on them (the lowest, any fixed rank, the one
+    nearest the picture's own variation) singles out the true piece."""
+    k = samples.shape[0]
+    picked = torch.tensor(draws[:k]).argsort()[:3].tolist()
+    base = max(variation, FLOOR)
+    return [base * float(samples[m]) * float(torch.exp(torch.tensor(JITTER * (2 * u - 1))))
+            for m, u in zip(picked, draws[k:k + 3])]
 
 
-def targets(truth: float, rank: int, spread: list[float]) -> list[float]:
-    """The rim costs the three distractors are dialled to, lowest first, so that the true
-    piece, of rim cost ``truth``, ranks ``rank`` (1 best .. 4) among the four: the four costs
-    climb by :func:`_step` at ``spread`` (three numbers in ``0..1``, one per consecutive
-    pair), the true piece's at place ``rank``. Which piece is the true one leaves the costs'
-    pattern alike (the same steps whatever ``rank``), so no rule on the costs alone, such
-    as the piece most apart from the others, singles it out."""
-    costs = [truth]
-    for k in range(rank - 2, -1, -1):
-        costs.insert(0, max(0.0, _step_down(costs[0], spread[k])))
-    for k in range(rank - 1, 3):
-        costs.append(_step(costs[-1], spread[k]))
-    return costs[:rank - 1] + costs[rank:]
+def near(cost: float, target: float) -> bool:
+    """Whether a dialled ``cost`` is within :data:`TOLERANCE` of its ``target``."""
+    return abs(cost - target) <= max(TOLERANCE[0], TOLERANCE[1] * target)
 
 
 def _fill(stack: torch.Tensor, found: list, up, hole: dict, want: list, out: list) -> None:
     """Seamlessly clone the crops ``found`` (working-size ``(picture, y, x)``; ``up`` maps them
     to pixels of ``stack``) into the hole to the rim costs ``want`` still open (``None`` once
     filled), appending ``(slot, (picture, y, x, piece), look)`` to ``out`` for each crop that
-    lands on its slot's side of the true piece's cost, at least :func:`least` away, and
-    clearly differs from the true piece and the crops taken (``look``: its working-size copy).
-    ``hole``: ``lines``, ``c`` (working size), ``C`` (in pixels of ``stack``), ``cost`` and
-    ``look`` of the true piece."""
-    lines, cw, t = hole["lines"], hole["c"], hole["cost"]
+    lands :func:`near` its slot's target and clearly differs from the true piece and the
+    crops taken (``look``: its working-size copy). ``hole``: ``lines``, ``c`` (working size),
+    ``C`` (in pixels of ``stack``) and ``look`` of the true piece."""
+    lines, cw = hole["lines"], hole["c"]
     for p in found:
         j, py, px = up(p)
         crop = stack[j, :, py:py + hole["C"], px:px + hole["C"]].float()
@@ -347,7 +368,7 @@ def _fill(stack: torch.Tensor, found: list, up, hole: dict, want: list, out: lis
         field = seam_field(crop, lines, cw) if slots else None
         for k in slots:
             piece, cost = dial(crop, field, lines, cw, want[k])
-            if abs(cost - t) < least(min(cost, t)) or (cost < t) != (want[k] < t):
+            if not near(cost, want[k]):
                 continue
             look = shrink(piece.float()[None], cw)[0]
             d = content_difference(torch.stack([hole["look"]] + [o[2] for o in out]), look)
@@ -360,17 +381,18 @@ def _fill(stack: torch.Tensor, found: list, up, hole: dict, want: list, out: lis
             return
 
 
-def ranked(stack: torch.Tensor, truth: int, y: int, x: int, c: int, rank: int, spread: list[float],
+def ranked(stack: torch.Tensor, truth: int, y: int, x: int, c: int, draws: list[float],
            features=None) -> list[tuple[int, int, int, torch.Tensor]]:
     """Three hard distractors for the ``c x c`` hole at ``(y, x)`` of picture ``truth`` of
-    ``stack [N,3,S,S]`` uint8 among which the true piece ranks ``rank`` (1..4) by its rim
-    cost (:func:`piece_costs`), each clearly differing from it and from the
-    others: the best-fitting crops (:func:`clear_costs`, :func:`places`; then, for costs above the true piece's still
-    open, those fitting no better than the target), in the order of :func:`_ordered`, each
-    seamlessly cloned into the hole (:func:`seam_field`, :func:`dial`) to the rim cost
-    :func:`targets` gives it (:func:`_fill`). Returns ``(picture, y, x, piece)``, position in
-    pixels of ``stack`` and ``piece [3,c,c]`` uint8, or ``[]`` when the stack cannot supply
-    them."""
+    ``stack [N,3,S,S]`` uint8 whose rim costs (:func:`piece_costs`) are drawn as the true
+    piece's is (:func:`targets` at ``draws``, 11 numbers in ``0..1``, from the :func:`ratios`
+    of the picture's other cells and the hole's :func:`natural` variation), each clearly
+    differing from the true piece and from the others: the best-fitting crops
+    (:func:`clear_costs`, :func:`places`; then, for targets still open, those fitting no
+    better than the highest), in the order of :func:`_ordered`, each seamlessly cloned into
+    the hole (:func:`seam_field`, :func:`dial`) to its target (:func:`_fill`). Returns
+    ``(picture, y, x, piece)``, position in pixels of ``stack`` and ``piece [3,c,c]`` uint8,
+    or ``[]`` when the stack cannot supply them."""
     work, cw = working(stack, c)
     yw, xw = round(y * cw / c), round(x * cw / c)
     H, W = stack.shape[-2:]
@@ -378,16 +400,16 @@ def ranked(stack: torch.Tensor, truth: int, y: int, x: int, c: int, rank: int, s
     def up(p):                  # a working-size position in pixels of ``stack``, the crop kept inside
         j, py, px = p
         return j, min(round(py * c / cw), H - c), min(round(px * c / cw), W - c)
-    lines = rim(soft(work[truth][None])[0], yw, xw, cw)
+    sp = soft(work[truth][None])[0]
+    lines = rim(sp, yw, xw, cw)
     true_piece = stack[truth, :, y:y + c, x:x + c].float()
-    t = float(piece_costs(true_piece[None], lines, cw)[0])
-    hole = {"lines": lines, "c": cw, "C": c, "cost": t, "look": shrink(true_piece[None], cw)[0]}
-    want = targets(t, rank, spread)
+    hole = {"lines": lines, "c": cw, "C": c, "look": shrink(true_piece[None], cw)[0]}
+    want = targets(natural(sp, yw, xw, cw), ratios(work[truth], yw, xw, cw), draws)
     ids, costs = clear_costs(work, truth, yw, xw, cw)
     out: list = []
     _fill(stack, _ordered(stack, places(ids, costs, cw, CANDIDATES), truth, y, x, c, up, features), up, hole, want, out)
-    above = [w for w in want if w is not None and w > t]
-    if above and len(out) < 3:
-        found = places(ids, costs, cw, CANDIDATES, floor=max(above))
+    still = [w for w in want if w is not None]
+    if still and len(out) < 3:
+        found = places(ids, costs, cw, CANDIDATES, floor=max(still))
         _fill(stack, _ordered(stack, found, truth, y, x, c, up, features), up, hole, want, out)
     return [v for _, v, _ in sorted(out, key=lambda o: o[0])] if len(out) == 3 else []

@@ -8,9 +8,10 @@ are crops, at any position, of the photo itself (away from the hole), of the pho
 to it in the collection and of other photos, chosen for how well their edges continue the
 hole and how much they look like the true piece by the features the ``embedder`` setting
 names, and only where their content clearly differs from it; each is seamlessly cloned
-into the hole so that the true piece ranks, by how well its edges continue the hole, at a
-place among the four drawn uniformly (:mod:`.compatible`). Hard missing-piece cells that
-cannot supply that rank, and localization and order items whose true arrangement is not
+into the hole until its edges continue it about as well as a true piece does elsewhere in the
+same photo (an edge cost drawn from the photo's other cells, relative to how much the photo
+varies around each), so the true piece's own cost tells nothing (:mod:`.compatible`). Hard
+missing-piece cells that cannot supply such distractors, and localization and order items whose true arrangement is not
 strictly the most continuous (:mod:`.continuity`), are redrawn and counted in the
 record's ``meta["rejected"]``.
 """
@@ -134,16 +135,16 @@ def _hard_pool(rng, src, i: int) -> tuple[list[int], torch.Tensor]:
 
 
 def _hard_draw(rng, settings: dict, index: int):
-    """``(i, img, cell, distractors, rejected)`` for a hard item. The true piece's rank among
-    the four by how well its edges continue the hole is drawn uniformly (1..4); then cells
-    (and, after :data:`CELL_TRIES`, the next images) are drawn until
-    :func:`.compatible.ranked` supplies three distractors that give it that rank: crops, at
+    """``(i, img, cell, distractors, rejected)`` for a hard item. Numbers in ``0..1`` are
+    drawn that pick, for each distractor, how well its edges continue the hole (as the true
+    piece's own do, relative to the picture around it); then cells (and, after
+    :data:`CELL_TRIES`, the next images) are drawn until :func:`.compatible.ranked`
+    supplies three distractors at those costs: crops, at
     any position, of the image itself, of the images next to it and of other images
     (:func:`_hard_pool`), seamlessly cloned into the hole. ``distractors`` holds ``(image,
     (y, x), piece [3,c,c] uint8)``; ``rejected`` counts the cells passed over."""
     src = source(settings)
-    rank = int(rng.integers(4)) + 1
-    spread = [float(u) for u in rng.random(3)]
+    draws = [float(u) for u in rng.random(11)]
     embed = features.extractor(settings["embedder"])
     rejected = 0
     for step in range(len(src)):
@@ -152,7 +153,7 @@ def _hard_draw(rng, settings: dict, index: int):
         c = stack.shape[-1] // 3
         for _ in range(CELL_TRIES):
             cell = int(rng.integers(9))
-            picks = compatible.ranked(stack, 0, (cell // 3) * c, (cell % 3) * c, c, rank, spread, embed)
+            picks = compatible.ranked(stack, 0, (cell // 3) * c, (cell % 3) * c, c, draws, embed)
             if picks:
                 return i, img, cell, [(pool[k], (y, x), piece) for k, y, x, piece in picks], rejected
             rejected += 1
@@ -163,8 +164,8 @@ def _hard_draw(rng, settings: dict, index: int):
 @FAMILY.task("jigsaw/missing_piece/{level}", level=["easy", "hard"], rank=0,
                answer_distribution={c: 0.25 for c in LETTERS})
 def missing_piece(rng, level, index, settings):
-    """Pick the patch that fills the white cell (3x3 grid); hard distractors fit the hole (as well as the true
-    piece or better, at a rank drawn uniformly) and look alike."""
+    """Pick the patch that fills the white cell (3x3 grid); hard distractors fit the hole (their edge costs
+    drawn as the true piece's comes, so the true one ranks anywhere) and look alike."""
     src = source(settings)
     if level == "easy":
         i, img = _image(settings, index)
