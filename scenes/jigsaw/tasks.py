@@ -7,13 +7,9 @@ The photos come from the family's settings (``images``, ``image_size``). Hard di
 are crops, at any position, of the photo itself (away from the hole), of the photos next
 to it in the collection and of other photos, chosen for how well their edges continue the
 hole and how much they look like the true piece by the features the ``embedder`` setting
-names, and only where their content clearly differs from it; each is seamlessly cloned
-into the hole until its edges continue it about as well as a true piece does elsewhere in the
-same photo (an edge cost drawn from the photo's other cells, relative to how much the photo
-varies around each), so the true piece's own cost tells nothing (:mod:`.compatible`). Hard
-missing-piece cells that cannot supply such distractors, and localization and order items whose true arrangement is not
-strictly the most continuous (:mod:`.continuity`), are redrawn and counted in the
-record's ``meta["rejected"]``.
+names, and only where their content clearly differs from it (:mod:`.compatible`);
+localization and order items whose true arrangement is not strictly the most continuous
+are redrawn (:mod:`.continuity`), and counted in the record's ``meta["rejected"]``.
 """
 from __future__ import annotations
 
@@ -121,61 +117,37 @@ MISSING_PIECE = (
     "without providing any explanation or analysis.")
 HARD_POOL = 32          # other images whose crops, at any position, are searched for hard distractors
 NEAR = 4                # of them, the images next to it in the collection (other shots of a scene)
-CELL_TRIES = 3          # cells of one image tried for a hard item before the next image
 
 
-def _hard_pool(rng, src, i: int) -> tuple[list[int], torch.Tensor]:
-    """``(pool, stack)``: image ``i``, the images next to it in the collection and other
-    images (:data:`HARD_POOL` in all besides ``i``), whose crops at any position are searched
-    for hard distractors, and their pictures ``[N,3,S,S]`` uint8."""
+def _hard_distractors(rng, settings: dict, src, i: int, cell: int) -> list[tuple[int, tuple[int, int], torch.Tensor]]:
+    """Three ``(image, (y, x), patch)`` distractors for the hole at ``cell`` of image ``i``:
+    crops, at any position, of image ``i`` itself, of the images next to it in the
+    collection and of other images, chosen by :func:`.compatible.choose`."""
     near = src.neighbours(i, NEAR)
     pool = [i] + near + [j for j in _others(rng, src, i, min(HARD_POOL, len(src) - 1)) if j not in near]
     pool = pool[:HARD_POOL + 1]
-    return pool, torch.stack([src[j] for j in pool])
-
-
-def _hard_draw(rng, settings: dict, index: int):
-    """``(i, img, cell, distractors, rejected)`` for a hard item. Numbers in ``0..1`` are
-    drawn that pick, for each distractor, how well its edges continue the hole (as the true
-    piece's own do, relative to the picture around it); then cells (and, after
-    :data:`CELL_TRIES`, the next images) are drawn until :func:`.compatible.ranked`
-    supplies three distractors at those costs: crops, at
-    any position, of the image itself, of the images next to it and of other images
-    (:func:`_hard_pool`), seamlessly cloned into the hole. ``distractors`` holds ``(image,
-    (y, x), piece [3,c,c] uint8)``; ``rejected`` counts the cells passed over."""
-    src = source(settings)
-    draws = [float(u) for u in rng.random(11)]
-    embed = features.extractor(settings["embedder"])
-    rejected = 0
-    for step in range(len(src)):
-        i, img = _image(settings, index + step)
-        pool, stack = _hard_pool(rng, src, i)
-        c = stack.shape[-1] // 3
-        for _ in range(CELL_TRIES):
-            cell = int(rng.integers(9))
-            picks = compatible.ranked(stack, 0, (cell // 3) * c, (cell % 3) * c, c, draws, embed)
-            if picks:
-                return i, img, cell, [(pool[k], (y, x), piece) for k, y, x, piece in picks], rejected
-            rejected += 1
-    raise UserError("no image of the source has a cell into which crops of other places clone as clearly "
-                    "different pieces; use images with more structure")
+    stack = torch.stack([src[j] for j in pool])
+    c = stack.shape[-1] // 3
+    picks = compatible.choose(stack, 0, (cell // 3) * c, (cell % 3) * c, c, features.extractor(settings["embedder"]))
+    if len(picks) < 3:
+        raise UserError(f"image {i}: fewer than 3 crops of the source differ clearly from the missing piece")
+    return [(pool[k], (y, x), stack[k, :, y:y + c, x:x + c]) for k, y, x in picks]
 
 
 @FAMILY.task("jigsaw/missing_piece/{level}", level=["easy", "hard"], rank=0,
                answer_distribution={c: 0.25 for c in LETTERS})
 def missing_piece(rng, level, index, settings):
-    """Pick the patch that fills the white cell (3x3 grid); hard distractors fit the hole (their edge costs
-    drawn as the true piece's comes, so the true one ranks anywhere) and look alike."""
+    """Pick the patch that fills the white cell (3x3 grid); hard distractors fit the hole and look alike."""
     src = source(settings)
+    i, img = _image(settings, index)
+    cell = int(rng.integers(9))
     if level == "easy":
-        i, img = _image(settings, index)
-        cell = int(rng.integers(9))
         others = _others(rng, src, i, 3, cell)
         picks = [(j, cell) for j in others]
         imgs = torch.stack([img] + [src[j] for j in others])
         patches = T.take(imgs, 3, 3, torch.full((4, 1), cell))[:, 0]          # true patch first
     else:
-        i, img, cell, hard, rejected = _hard_draw(rng, settings, index)
+        hard = _hard_distractors(rng, settings, src, i, cell)
         picks = [(j, box) for j, box, _ in hard]
         patches = torch.stack([T.take(img[None], 3, 3, torch.tensor([[cell]]))[0, 0]] + [p for _, _, p in hard])
     slot = int(rng.integers(4))
@@ -187,7 +159,6 @@ def missing_piece(rng, level, index, settings):
     meta = {"image": i, "cell": cell, "distractor_images": [j for j, _ in picks], "level": level}
     if level == "hard":
         meta["distractor_boxes"] = [list(box) for _, box in picks]
-        meta["rejected"] = rejected
     return Draw(panels, MISSING_PIECE, LETTERS[slot], "fixed", options=list(LETTERS), meta=meta)
 
 
