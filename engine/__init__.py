@@ -6,11 +6,12 @@ Describing scenes and listing tasks needs no tensor library; ``render``, ``strea
 import os as _os
 import sys as _sys
 
-# After each CPU operation torch's OpenMP threads spin a while before they sleep; on a small
-# machine that spinning takes the cores from the renderer's threads, and a stream that
-# alternates renders with small tensor operations ran 5-12x slower (Percept-V, shapes, KiVA).
-# Sleeping at once costs nothing measured here. OpenMP reads this when torch loads, so it is
-# set only when torch is not loaded yet, and never over a value the user chose.
+# After each CPU operation torch's OpenMP threads spin a while before they sleep; when other
+# work shares the cores, that spinning takes them from the renderer's threads, and a stream
+# that alternates renders with small tensor operations ran 1.2x (beside one busy process) to
+# 5-12x (beside a multi-threaded job) slower on 2 cores; on an idle machine sleeping changes
+# nothing (benchmarks/RESULTS.md, streams). OpenMP reads this when torch loads, so it is set
+# only when torch is not loaded yet, and never over a value the user chose.
 if "torch" not in _sys.modules:
     _os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 

@@ -95,14 +95,14 @@ MAX_POINTS = 10_000        # vertices of one polyline, spline (after sampling), 
 MAX_TEXT = 10_000          # characters of one text primitive
 
 
-_FLOATS = (float, np.float64, int)
+_PLAIN_NUMBERS = (float, np.float64, int)      # types _finite checks without converting first
 
 
 def _finite(name: str, value: float, low: float | None = None) -> float:
     """``value`` as a float, or a ``ValueError`` naming it unless it is finite, at least
     ``low`` (when given) and at most ``SCENE_LIMIT`` in magnitude (a radius of 1e19 would
     overflow the rasterizer's float32 coordinates and vanish)."""
-    if type(value) in _FLOATS and -SCENE_LIMIT <= value <= SCENE_LIMIT and (low is None or value >= low):
+    if type(value) in _PLAIN_NUMBERS and -SCENE_LIMIT <= value <= SCENE_LIMIT and (low is None or value >= low):
         return float(value)                             # (NaN fails the comparisons and takes the checks below)
     try:
         v = float(value)
