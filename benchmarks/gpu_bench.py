@@ -95,6 +95,68 @@ def render_rates(quick: bool) -> list[dict]:
     return rows
 
 
+def upload_ms(prims: int = 20, batch: int = 4096, repeats: int = 7) -> dict:
+    """Milliseconds to put one collated batch's primitives on the GPU (``batch`` scenes of
+    ``prims`` primitives), waited for: one pageable copy per tensor, and the packed pinned
+    copy the renderer uses (:func:`kernels.transfer.to_device`)."""
+    from kernels.transfer import to_device
+
+    host = list(SceneBatch.from_scenes(make_scenes(prims, 256, seed=prims) * (batch // 256)).primitives)
+    out = {"prims": prims, "batch": batch, "bytes": sum(t.numel() * t.element_size() for t in host)}
+    for name, copy in (("per_tensor", lambda: [t.to("cuda") for t in host]), ("packed", lambda: to_device(host, "cuda"))):
+        copy()
+        _sync()
+        times = []
+        for _ in range(repeats):
+            t0 = time.perf_counter()
+            copy()
+            _sync()
+            times.append(1e3 * (time.perf_counter() - t0))
+        out[name] = sorted(times)[len(times) // 2]
+    print("upload", out, flush=True)
+    return out
+
+
+_FIRST_RENDER = """import time, torch
+t0 = time.perf_counter()
+from benchmarks.render_bench import make_scenes
+from engine.batch import SceneBatch
+from engine.rendering import render
+batch = SceneBatch.from_scenes(make_scenes(20, 256, seed=20) * 4)
+torch.zeros(1, device="cuda"); torch.cuda.synchronize()
+t1 = time.perf_counter()
+render(batch, 224, device="cuda"); torch.cuda.synchronize()
+t2 = time.perf_counter()
+render(batch, 224, device="cuda"); torch.cuda.synchronize()
+print(round(t2 - t1, 2), round(time.perf_counter() - t2, 3), round(t1 - t0, 2))"""
+
+
+def first_render_seconds(timeout: float = 150) -> dict:
+    """A fresh process's first render on CUDA (1,024 scenes of 20 primitives, 224 px, CUDA
+    already initialised): ``(first, second)`` seconds of the eager path, and of the compiled
+    one with an empty kernel cache, then with the cache the first run left on disk."""
+    import subprocess
+    import sys
+    import tempfile
+
+    out = {}
+    with tempfile.TemporaryDirectory() as cache:
+        for name, compiled in (("eager", False), ("compiled_cold", True), ("compiled_warm", True)):
+            env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache, TRITON_CACHE_DIR=os.path.join(cache, "triton"))
+            env.pop(COMPILE_ENV, None)
+            if compiled:
+                env[COMPILE_ENV] = "1"
+            try:
+                p = subprocess.run([sys.executable, "-c", _FIRST_RENDER], env=env, capture_output=True, text=True,
+                                   timeout=timeout)
+                first, second, _ = (float(v) for v in p.stdout.split()[-3:])
+                out[name] = (first, second)
+            except (subprocess.TimeoutExpired, ValueError) as e:
+                out[name] = f"failed: {type(e).__name__}"
+            print("first render", name, out[name], flush=True)
+    return out
+
+
 def render_profile(prims: int = 20, batch: int = 4096, top: int = 12) -> list[tuple[str, float]]:
     """The CUDA kernels taking most of the device time of one render of ``batch`` collated
     scenes of ``prims`` primitives at 224 px: ``(name, share of device time)``."""
@@ -181,8 +243,9 @@ def run(quick: bool = False) -> dict:
     if not torch.cuda.is_available():
         raise UserError("procvis bench gpu needs a CUDA device; this torch build sees none")
     t0 = time.perf_counter()
-    res = {"parity": parity(2 if quick else int(os.environ.get("PROCVIS_PARITY_TASKS", 12))), "render": render_rates(quick), "stream": stream_rates(quick),
-           "eval": eval_rates(quick)}
+    res = {"parity": parity(2 if quick else int(os.environ.get("PROCVIS_PARITY_TASKS", 12))),
+           "render": render_rates(quick), "upload": upload_ms(), "first": first_render_seconds(),
+           "stream": stream_rates(quick), "eval": eval_rates(quick)}
     res["meta"] = run_meta(gpu=torch.cuda.get_device_name(0), seconds=round(time.perf_counter() - t0))
     return res
 
@@ -208,6 +271,13 @@ def to_markdown(r: dict) -> str:
               "| ---: | ---: | " + " | ".join("---:" for _ in cols) + " |"]
     for row in r["render"]:
         lines.append(f"| {row['prims']} | {_f(row['numba'])} | " + " | ".join(_f(row[c]) for c in cols) + " |")
+    u, f = r["upload"], r["first"]
+    lines += ["", f"Putting one batch's primitives on the GPU ({u['batch']} scenes of {u['prims']} primitives, "
+              f"{u['bytes'] / 1e6:.1f} MB), waited for: one pageable copy per tensor {u['per_tensor']:.2f} ms, "
+              f"packed into pinned buffers {u['packed']:.2f} ms.", "",
+              "A fresh process's first and second render on CUDA (1,024 scenes, 20 primitives, 224 px), seconds: "
+              + "; ".join(f"{k.replace('_', ' ')} " + (f"{v[0]:.2f} then {v[1]:.3f}" if isinstance(v, tuple) else v)
+                          for k, v in f.items()) + "."]
     s, e = r["stream"], r["eval"]
     lines += ["", f"`stream('elvis/*')` at 224 px, batch {s['batch']}, {s['images']} images into GPU memory: "
               f"rendered on CUDA in the main process {_f(s['cuda_main'])} images/s; rendered on the CPU by "

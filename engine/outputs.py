@@ -401,7 +401,7 @@ def _init_worker(threads: int, parent: int, budget: int) -> None:
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     os.environ[BUDGET_ENV] = str(budget)
     torch.set_num_threads(threads)
-    numba.set_num_threads(threads)
+    numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))   # the user's NUMBA_NUM_THREADS caps it
 
 
 def _worker(args) -> tuple[str, int, dict]:

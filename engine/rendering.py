@@ -10,6 +10,7 @@ import torch
 from kernels import raster_numba, raster_torch
 from kernels.glyphs import load_atlas
 from kernels.raster import prepare
+from kernels.transfer import to_device
 
 from .batch import SceneBatch
 from .canvas import BUDGET_ENV, canvas_size, gib, image_bytes, memory_budget
@@ -139,8 +140,8 @@ def _render_batch(batch: SceneBatch, H: int, W: int, device: torch.device, backg
     prep = prepare(prims, H, W)
     if bg_image is None:
         bg_image = bg_color[:, :, None, None].expand(len(batch), 3, H, W)
-    out = raster_torch.rasterize(prep, H, W, bg_image, _atlas_on(str(work)), batch.sprites.to(work),
-                                 batch.sprite_hw.to(work))
+    sprites, sprite_hw = to_device([batch.sprites, batch.sprite_hw], work)
+    out = raster_torch.rasterize(prep, H, W, bg_image, _atlas_on(str(work)), sprites, sprite_hw)
     if dtype == torch.uint8:
         return (out.clamp(0, 1) * 255.0).round_().to(torch.uint8)
     return out.clamp(0, 1).to(dtype)

@@ -61,7 +61,9 @@ class Primitives(NamedTuple):
     bounds: torch.Tensor
 
     def to(self, device) -> Primitives:
-        return Primitives(*(t.to(device) for t in self))
+        """The same primitives on ``device`` (to a GPU: packed, pinned, one copy per dtype)."""
+        from .transfer import to_device
+        return Primitives(*to_device(list(self), device))
 
 
 class Prepared(NamedTuple):

@@ -13,6 +13,7 @@ from engine.batch import SceneBatch
 from engine.outputs import render_samples
 from engine.registry import get_task, list_tasks
 from engine.rendering import render
+from kernels.transfer import to_device
 
 from .conftest import random_scene
 
@@ -70,3 +71,17 @@ def test_compiled_coverage_draws_what_the_eager_one_draws(monkeypatch):
     monkeypatch.setenv("PROCVIS_COMPILE", "1")
     compiled = render(scenes, 112, device="cuda")
     assert int((eager.int() - compiled.int()).abs().max()) <= 1
+
+
+def test_packed_upload_gives_every_tensor_back_exactly_even_when_the_host_copies_change_at_once():
+    first = [torch.arange(12.0).reshape(3, 4).t(), torch.tensor([True, False, True]), torch.empty(0, 2),
+             torch.arange(5), torch.randint(0, 256, (2, 3, 4), dtype=torch.uint8), torch.ones(2, device="cuda")]
+    kept = [t.clone() for t in first]
+    a = to_device(first, "cuda")
+    for t in first[:5]:
+        t.zero_() if t.dtype != torch.bool else t.fill_(False)     # the host may reuse its tensors at once
+    second = [t + 1 if t.dtype != torch.bool else ~t for t in kept[:5]]
+    b = to_device(second, "cuda")                                  # the pinned staging memory is not reused early
+    for want, got in list(zip(kept, a)) + list(zip(second, b)):
+        assert got.device.type == "cuda" and got.dtype == want.dtype and got.shape == want.shape
+        assert torch.equal(got.cpu(), want.cpu())

@@ -48,6 +48,14 @@ def test_workers_and_reruns_give_identical_files(tmp_path):
     assert _files(a) == before
 
 
+def test_workers_keep_within_a_numba_thread_cap_the_user_set(tmp_path, monkeypatch):
+    monkeypatch.setenv("NUMBA_NUM_THREADS", "1")              # the spawned workers read it at start
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)           # so each worker's share is 4 threads
+    m = generate("shapes/count/star", str(tmp_path / "a"), seed=1, count=4, size=32, shard_size=2, workers=2,
+                 progress=False)
+    assert m["total"] == 4 and verify(str(tmp_path / "a")) == []
+
+
 # hf: shards of about 10 KB (a few rows of 96 px shapes), so that there are many to kill between
 KILL_FORMATS = {"parquet": ["--shard-size", "3"], "hf": ["--format", "hf", "--shard-mb", "0.01", "--shard-size", "2"]}
 

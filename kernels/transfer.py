@@ -1,0 +1,33 @@
+"""Host-to-device copies of a batch's many small tensors."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import torch
+
+
+def to_device(tensors: Sequence[torch.Tensor], device) -> list[torch.Tensor]:
+    """``tensors`` on ``device``, each with its own shape and dtype, in the same order.
+
+    CPU tensors bound for a CUDA device are packed into one pinned buffer per dtype and each
+    buffer is copied without blocking the host: a handful of transfers the GPU queues behind
+    earlier work, instead of one host-blocking copy from pageable memory per tensor. The
+    results of one buffer are views of it. Anything else is a plain ``.to(device)``.
+    """
+    device = torch.device(device)
+    if device.type != "cuda":
+        return [t.to(device) for t in tensors]
+    out: list[torch.Tensor | None] = [None] * len(tensors)
+    groups: dict[torch.dtype, list[int]] = {}
+    for i, t in enumerate(tensors):
+        if t.device.type == "cpu":
+            groups.setdefault(t.dtype, []).append(i)
+        else:
+            out[i] = t.to(device)
+    for dtype, idx in groups.items():
+        sizes = [tensors[i].numel() for i in idx]
+        host = torch.empty(sum(sizes), dtype=dtype, pin_memory=True)
+        torch.cat([tensors[i].reshape(-1) for i in idx], out=host)
+        for i, part in zip(idx, host.to(device, non_blocking=True).split(sizes)):
+            out[i] = part.view(tensors[i].shape)
+    return out
