@@ -217,3 +217,28 @@ def test_hard_items_draw_at_sizes_the_search_does_not_divide(size):
     for i in range(3):                                  # before the fix, 1 and 2 of these failed at 420 px
         s = task.sample(0, i)
         assert s.answer in (s.options or ["A", "B", "C", "D"])
+
+
+@pytest.mark.parametrize("size", [192, 384, 408, 420, 456])   # 192, 384 divide evenly; 408, 420, 456 do not
+def test_the_working_size_keeps_the_hole_and_its_rim_on_the_grid(size, monkeypatch):
+    c = size // 3
+    colours = torch.arange(2 * 3 * 9).view(2, 3, 3, 3) * 4 + 20          # [N,3,row,col], each cell its own
+    stack = colours.repeat_interleave(c, 2).repeat_interleave(c, 3).to(torch.uint8)
+    seen = []
+
+    def hole(work, truth, y, x, cw, want):                                 # what choose() searches around
+        seen.append((work, y, x, cw))
+        return [(truth, y, x)]
+    monkeypatch.setattr(compatible, "candidates", hole)
+    for cell in range(9):
+        r, q = divmod(cell, 3)
+        back = compatible.choose(stack, 1, r * c, q * c, c)
+        work, y, x, cw = seen[-1]
+        assert (work[1, :, y:y + cw, x:x + cw] == colours[1, :, r, q, None, None]).all(), (size, cell)
+        lines = compatible.rim(work[1], y, x, cw)
+        neighbours = {"top": (r - 1, q), "bottom": (r + 1, q), "left": (r, q - 1), "right": (r, q + 1)}
+        assert set(lines) == {s for s, (a, b) in neighbours.items() if 0 <= a < 3 and 0 <= b < 3}, (size, cell)
+        for side, line in lines.items():
+            assert (line == colours[1, :, neighbours[side][0], neighbours[side][1], None]).all(), (size, cell, side)
+        assert back == [(1, r * c, q * c)], (size, cell)                       # and maps back exactly
+    assert all(work.shape[-1] == 3 * cw for work, _, _, cw in seen), size       # the grid fills the picture

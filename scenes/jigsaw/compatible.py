@@ -25,13 +25,31 @@ LIKENESS = 2.0    # weight of the likeness rank against the fit rank
 SEARCHED = 4096   # clear crops, best first, looked through for CANDIDATES from different places
 
 
-def working(stack: torch.Tensor) -> tuple[torch.Tensor, int]:
-    """``(pictures, factor)``: ``stack [N,3,S,S]`` uint8 as float at the working size
-    (``S / factor`` pixels, ``factor`` the smallest integer that brings it to :data:`WORK`
-    or below)."""
-    factor = max(1, -(-stack.shape[-1] // WORK))
-    x = stack.float()
-    return (F.avg_pool2d(x, factor) if factor > 1 else x), factor
+def working(stack: torch.Tensor, c: int) -> tuple[torch.Tensor, int]:
+    """``(pictures, cw)``: ``stack [N,3,S,S]`` uint8 as float at the working size, where a
+    ``c x c`` cell of the 3 x 3 grid is ``cw = c // factor`` pixels (``factor`` the smallest
+    integer that brings ``S`` to :data:`WORK` or below): ``[N,3,S',S']``, area-averaged,
+    ``S' = round(S * cw / c)``, so every cell keeps its exact place and size (map positions
+    with :func:`to_work` and :func:`from_work`)."""
+    S = stack.shape[-1]
+    cw = c // max(1, -(-S // WORK))
+    side, x = round(S * cw / c), stack.float()
+    if side == S:
+        return x, cw
+    # an integer factor pools as before (adaptive pooling can differ in the last bit)
+    return (F.avg_pool2d(x, S // side) if S % side == 0 else F.adaptive_avg_pool2d(x, side)), cw
+
+
+def to_work(v: int, c: int, cw: int) -> int:
+    """A position ``v`` in pixels of the stack, in pixels of :func:`working` (cells ``c`` ->
+    ``cw`` pixels): an ``int``, exact on the grid's cell corners."""
+    return round(v * cw / c)
+
+
+def from_work(v: int, c: int, cw: int) -> int:
+    """A position ``v`` in pixels of :func:`working` (cells ``cw`` pixels), in pixels of the
+    stack (cells ``c``): an ``int``, the inverse of :func:`to_work` on the grid."""
+    return round(v * c / cw)
 
 
 def rim(img: torch.Tensor, y: int, x: int, c: int) -> dict[str, torch.Tensor]:
@@ -161,8 +179,8 @@ def choose(stack: torch.Tensor, truth: int, y: int, x: int, c: int, features=Non
     -> ``[K,D]`` unit vectors; fit alone without it, likeness weighted :data:`LIKENESS`) sum
     lowest, each differing from those taken before (:data:`DISTINCT`). Returns ``(picture,
     y, x)`` in pixels of ``stack``; fewer than ``k`` when the stack holds no more."""
-    work, f = working(stack)
-    cw, yw, xw = c // f, y // f, x // f
+    work, cw = working(stack, c)
+    yw, xw = to_work(y, c, cw), to_work(x, c, cw)
     found = candidates(work, truth, yw, xw, cw, CANDIDATES)
     if not found:
         return []
@@ -170,7 +188,7 @@ def choose(stack: torch.Tensor, truth: int, y: int, x: int, c: int, features=Non
 
     def up(p):                  # a working-size position in pixels of ``stack``, the crop kept inside
         j, py, px = p
-        return j, min(py * f, H - c), min(px * f, W - c)
+        return j, min(from_work(py, c, cw), H - c), min(from_work(px, c, cw), W - c)
     rank = torch.arange(len(found), dtype=torch.float32)
     if features is not None:
         full = torch.stack([stack[j, :, py:py + c, px:px + c] for j, py, px in map(up, found)])
