@@ -19,8 +19,9 @@ whose processor takes images nested per request should run too. Images go to the
 processor nested per request (``[[request 1's images], [request 2's], ...]``), which every
 family counts its image tokens against. Without torchvision, a processor is built without
 its video part (video processors need torchvision; images use the PIL image processors),
-see :func:`without_video`. A checkpoint with no chat template (PaliGemma's) gets
-:func:`default_chat_template`.
+see :func:`without_video`; so is one whose checkpoint ships no video processor config
+(such as one saved by a processor without its video part), with torchvision or without. A
+checkpoint with no chat template (PaliGemma's) gets :func:`default_chat_template`.
 
 Loading never prompts: a checkpoint whose code lives in its folder (``auto_map``) runs only
 with ``trust_remote_code`` (``--trust-remote-code``), and a checkpoint that cannot run (no
@@ -249,14 +250,37 @@ def _processor_class(path: Path, config: dict) -> type | None:
     return getattr(transformers, found, None) if isinstance(found, str) else None
 
 
+def torchvision_installed() -> bool:
+    """Whether torchvision can be imported here (video processors need it). Returns the answer."""
+    return importlib.util.find_spec("torchvision") is not None
+
+
+def ships_video_processor(path: Path) -> bool:
+    """Whether the checkpoint folder ``path`` holds a video processor's config where
+    transformers looks for one: the ``video_processor`` entry of processor_config.json,
+    video_preprocessor_config.json, or preprocessor_config.json (older checkpoints' image
+    processor config, which their video processor shares). Returns the answer."""
+    from transformers.utils import IMAGE_PROCESSOR_NAME, PROCESSOR_NAME, VIDEO_PROCESSOR_NAME
+
+    if (path / VIDEO_PROCESSOR_NAME).is_file() or (path / IMAGE_PROCESSOR_NAME).is_file():
+        return True
+    try:
+        return "video_processor" in json.loads((path / PROCESSOR_NAME).read_text())
+    except (OSError, ValueError, TypeError):
+        return False
+
+
 def load_processor(path: Path, config: dict, trust_remote_code: bool = False):
-    """The checkpoint's processor: without its video part when torchvision is absent (see
-    :func:`without_video`), with :func:`default_chat_template` when it ships no chat template.
-    Returns the processor; a :class:`UserError` when it has no tokenizer."""
+    """The checkpoint's processor: without its video part when torchvision is absent or the
+    checkpoint ships no video processor config (see :func:`without_video`), with
+    :func:`default_chat_template` when it ships no chat template. Returns the processor; a
+    :class:`UserError` when it has no tokenizer."""
     from transformers import AutoProcessor
 
     cls = _processor_class(path, config)
-    if cls is not None and importlib.util.find_spec("torchvision") is None:
+    # With torchvision, AutoProcessor loads a video processor and fails where the folder has no config for one
+    if cls is not None and (not torchvision_installed()
+                            or (not ships_video_processor(path) and without_video(cls) is not cls)):
         processor = without_video(cls).from_pretrained(str(path), trust_remote_code=trust_remote_code)
     else:
         processor = AutoProcessor.from_pretrained(str(path), trust_remote_code=trust_remote_code)

@@ -7,10 +7,12 @@ import importlib.util
 import json
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
 from engine.cli import main
+from evals import hf_runner
 from evals.hf_runner import TESTED_FAMILIES, HFRunner, default_chat_template
 from evals.tiny_families import FAMILIES, build_family
 
@@ -70,6 +72,26 @@ def test_a_checkpoint_without_a_chat_template_gets_the_default(tmp_path):
                      history=[("How many?", [object(), object()], "3")])
     assert runner.prompt(first) == "How many?"
     assert runner.prompt(follow) == "<image><image>How many?\n3\nSure?"
+
+
+VIDEO_FAMILIES = ("smolvlm", "qwen2_vl", "qwen2_5_vl", "qwen3_vl", "internvl")     # processors with a video part
+
+
+@pytest.mark.parametrize("family", VIDEO_FAMILIES)
+def test_a_checkpoint_saved_without_a_video_processor_loads_where_torchvision_is_installed(family, tmp_path,
+                                                                                          monkeypatch):
+    _stand_in(monkeypatch, family)
+    ckpt = build_family(family, tmp_path / "ckpt")       # saved without a video processor, as every tiny one is
+    find_spec = importlib.util.find_spec
+    seen = SimpleNamespace(util=SimpleNamespace(find_spec=lambda name, *a: object() if name == "torchvision"
+                                                else find_spec(name, *a)))
+    monkeypatch.setattr(hf_runner, "importlib", seen)    # the runner finds torchvision; transformers still does not
+    runner = HFRunner(ckpt, max_new_tokens=3)            # AutoProcessor would look for a video processor config
+    assert not hasattr(runner.processor, "video_processor") and runner.processor.image_processor is not None
+    assert not hf_runner.ships_video_processor(ckpt)
+    config = json.loads((ckpt / "processor_config.json").read_text())
+    (ckpt / "processor_config.json").write_text(json.dumps({**config, "video_processor": {}}))
+    assert hf_runner.ships_video_processor(ckpt)
 
 
 def _write_config(folder, config, weights=True):
