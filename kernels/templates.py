@@ -177,20 +177,20 @@ def catmull_rom(points: np.ndarray, samples_per_segment: int = 12) -> np.ndarray
         t = np.linspace(0, 1, samples_per_segment + 1)[:, None]
         return p[0] * (1 - t) + p[1] * t
     ext = np.concatenate([2 * p[:1] - p[1:2], p, 2 * p[-1:] - p[-2:-1]])
-    out = []
-    for i in range(len(p) - 1):
-        p0, p1, p2, p3 = ext[i], ext[i + 1], ext[i + 2], ext[i + 3]
-        t0 = 0.0
-        t1 = t0 + max(np.linalg.norm(p1 - p0), 1e-9) ** 0.5
-        t2 = t1 + max(np.linalg.norm(p2 - p1), 1e-9) ** 0.5
-        t3 = t2 + max(np.linalg.norm(p3 - p2), 1e-9) ** 0.5
-        t = np.linspace(t1, t2, samples_per_segment + 1)[:, None]
-        if i < len(p) - 2:
-            t = t[:-1]
-        a1 = (t1 - t) / (t1 - t0) * p0 + (t - t0) / (t1 - t0) * p1
-        a2 = (t2 - t) / (t2 - t1) * p1 + (t - t1) / (t2 - t1) * p2
-        a3 = (t3 - t) / (t3 - t2) * p2 + (t - t2) / (t3 - t2) * p3
-        b1 = (t2 - t) / (t2 - t0) * a1 + (t - t0) / (t2 - t0) * a2
-        b2 = (t3 - t) / (t3 - t1) * a2 + (t - t1) / (t3 - t1) * a3
-        out.append((t2 - t) / (t2 - t1) * b1 + (t - t1) / (t2 - t1) * b2)
-    return np.concatenate(out)
+    # every segment at once, each value computed by the same operations as segment by segment
+    step = np.array([max(np.linalg.norm(ext[i + 1] - ext[i]), 1e-9) ** 0.5 for i in range(len(ext) - 1)])
+    t0 = np.zeros(len(p) - 1)
+    t1 = t0 + step[:-2]
+    t2 = t1 + step[1:-1]
+    t3 = t2 + step[2:]
+    p0, p1, p2, p3 = (ext[k:k + len(p) - 1, None, :] for k in range(4))          # [S,1,2]
+    t = np.linspace(t1, t2, samples_per_segment + 1, axis=1)[..., None]          # [S,n+1,1]
+    t0, t1, t2, t3 = (v[:, None, None] for v in (t0, t1, t2, t3))
+    a1 = (t1 - t) / (t1 - t0) * p0 + (t - t0) / (t1 - t0) * p1
+    a2 = (t2 - t) / (t2 - t1) * p1 + (t - t1) / (t2 - t1) * p2
+    a3 = (t3 - t) / (t3 - t2) * p2 + (t - t2) / (t3 - t2) * p3
+    b1 = (t2 - t) / (t2 - t0) * a1 + (t - t0) / (t2 - t0) * a2
+    b2 = (t3 - t) / (t3 - t1) * a2 + (t - t1) / (t3 - t1) * a3
+    out = (t2 - t) / (t2 - t1) * b1 + (t - t1) / (t2 - t1) * b2                   # [S,n+1,2]
+    # each segment ends where the next begins: its last sample only for the final segment
+    return np.concatenate([out[:-1, :-1].reshape(-1, 2), out[-1]])

@@ -80,3 +80,87 @@ def test_scatter_equals_its_one_disc_at_a_time_reference():
         failed += want is None
         assert (got is None and want is None) or np.array_equal(got, want), seed
     assert 0 < failed < 300                              # both outcomes were compared
+
+
+def _place_reference(rng, radii, sampler, gap, fixed=(), tries=400, small=32):
+    """ELVIS placement one disc at a time in numpy: larger discs first, each taking the first
+    candidate clear of every disc so far from a small draw (made for all discs of its radius
+    when the first of them comes up), else from a large draw."""
+    from engine.placement import PlacementError
+    r = np.asarray(radii, dtype=np.float64)
+    placed = [tuple(f) for f in fixed]
+    out, first, taken = np.zeros((len(r), 2)), {}, {}
+    for i in np.argsort(-r, kind="stable"):
+        key = float(r[i])
+        if key not in first:
+            same = int((r == r[i]).sum())
+            first[key], taken[key] = sampler(rng, small * same, r[i]).reshape(same, small, 2), 0
+        for cand in (first[key][taken[key]], None):
+            cand = sampler(rng, tries, r[i]) if cand is None else cand
+            ok = [all((x - px) ** 2 + (y - py) ** 2 >= (r[i] + pr + gap) ** 2 for px, py, pr in placed)
+                  for x, y in cand]
+            if any(ok):
+                break
+        else:
+            raise PlacementError("no room")
+        taken[key] += 1
+        out[i] = cand[ok.index(True)]
+        placed.append((out[i, 0], out[i, 1], r[i]))
+    return out
+
+
+def test_elvis_placement_equals_its_one_disc_at_a_time_reference():
+    from engine.placement import PlacementError
+    from scenes.elvis import geometry as geo
+    outcomes = set()
+    for seed in range(200):
+        g = np.random.default_rng(seed)
+        n = int(g.integers(1, 30))
+        radii = g.choice(g.uniform(0.01, 0.08, 3), n)                  # runs of equal radii, as layouts have
+        fixed = [(*g.uniform(0.2, 0.8, 2), 0.1)] if seed % 3 == 0 else ()
+        sampler = geo.in_box(0.02, 0.02, 0.98, 0.98) if seed % 2 else geo.in_disc(0.5, 0.5, 0.47, 0.1)
+        gap = float(g.uniform(0.0, 0.05))
+        results = []
+        for place in (_place_reference, geo.place):
+            try:
+                results.append(place(np.random.default_rng(seed + 1), radii, sampler, gap, fixed))
+            except PlacementError:
+                results.append(None)
+        want, got = results
+        outcomes.add(want is None)
+        assert (got is None and want is None) or np.array_equal(got, want), seed
+    assert outcomes == {True, False}                     # placements and failures both compared
+
+
+def _catmull_rom_reference(p, n):
+    """The centripetal Catmull-Rom spline segment by segment (samples ``n`` per segment)."""
+    if len(p) == 2:
+        t = np.linspace(0, 1, n + 1)[:, None]
+        return p[0] * (1 - t) + p[1] * t
+    ext = np.concatenate([2 * p[:1] - p[1:2], p, 2 * p[-1:] - p[-2:-1]])
+    out = []
+    for i in range(len(p) - 1):
+        p0, p1, p2, p3 = ext[i:i + 4]
+        t0 = 0.0
+        t1 = t0 + max(np.linalg.norm(p1 - p0), 1e-9) ** 0.5
+        t2 = t1 + max(np.linalg.norm(p2 - p1), 1e-9) ** 0.5
+        t3 = t2 + max(np.linalg.norm(p3 - p2), 1e-9) ** 0.5
+        t = np.linspace(t1, t2, n + 1)[:, None][: None if i == len(p) - 2 else -1]
+        a1 = (t1 - t) / (t1 - t0) * p0 + (t - t0) / (t1 - t0) * p1
+        a2 = (t2 - t) / (t2 - t1) * p1 + (t - t1) / (t2 - t1) * p2
+        a3 = (t3 - t) / (t3 - t2) * p2 + (t - t2) / (t3 - t2) * p3
+        b1 = (t2 - t) / (t2 - t0) * a1 + (t - t0) / (t2 - t0) * a2
+        b2 = (t3 - t) / (t3 - t1) * a2 + (t - t1) / (t3 - t1) * a3
+        out.append((t2 - t) / (t2 - t1) * b1 + (t - t1) / (t2 - t1) * b2)
+    return np.concatenate(out)
+
+
+def test_splines_equal_their_segment_by_segment_reference():
+    from kernels.templates import catmull_rom
+    for seed in range(500):
+        g = np.random.default_rng(seed)
+        p = g.random((int(g.integers(2, 12)), 2)) * g.choice([1e-3, 1.0, 10.0])
+        if seed % 10 == 0:
+            p[1] = p[0]                                   # a repeated point: the 1e-9 floor
+        n = int(g.integers(1, 20))
+        assert np.array_equal(catmull_rom(p, n), _catmull_rom_reference(p, n)), seed

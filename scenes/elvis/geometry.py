@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from engine.placement import PlacementError
+from kernels.clearance import first_clear, place_run
 
 TRIES = 400
 SMALL = 32                 # candidates in a disc's first draw
@@ -23,32 +24,27 @@ def place(rng: np.random.Generator, radii, sampler, gap: float, fixed=(), tries:
     if m:
         placed[:m] = np.asarray(fixed, dtype=np.float64).reshape(m, 3)
     out = np.zeros((len(r), 2))
-    order = np.argsort(-r, kind="stable")
-    first: dict[float, np.ndarray] = {}          # radius -> the small draws of all its discs, (K_r, SMALL, 2)
-    taken: dict[float, int] = {}
-    for i in order:
-        key = float(r[i])
-        if key not in first:
-            same = int((r == r[i]).sum())
-            first[key] = sampler(rng, SMALL * same, r[i]).reshape(same, SMALL, 2)
-            taken[key] = 0
-        cand = first[key][taken[key]]
-        taken[key] += 1
-        for attempt in range(2):
-            if attempt:
-                cand = sampler(rng, tries, r[i])
-            if m and len(cand):
-                d2 = (cand[:, None, 0] - placed[None, :m, 0]) ** 2 + (cand[:, None, 1] - placed[None, :m, 1]) ** 2
-                hits = np.nonzero((d2 >= (r[i] + placed[None, :m, 2] + gap) ** 2).all(1))[0]
-            else:
-                hits = np.arange(len(cand))
-            if len(hits):
+    order = np.argsort(-r, kind="stable")            # discs of one radius are a run of it
+    start = 0
+    while start < len(order):
+        rad = r[order[start]]
+        same = int((r == rad).sum())
+        run = order[start:start + same]
+        blocks = np.ascontiguousarray(sampler(rng, SMALL * same, rad).reshape(same, SMALL, 2))
+        j = 0
+        while True:
+            done = place_run(blocks[j:], placed, m, float(rad), float(gap), run[j:], out)
+            j, m = j + done, m + done
+            if j == same:
                 break
-        else:
-            raise PlacementError(f"could not place {len(r)} discs with gap {gap}")
-        out[i] = cand[hits[0]]
-        placed[m] = (out[i, 0], out[i, 1], r[i])
-        m += 1
+            cand = np.ascontiguousarray(sampler(rng, tries, rad))     # disc run[j]: a large draw
+            hit = first_clear(cand, placed, m, float(rad), float(gap))
+            if hit < 0:
+                raise PlacementError(f"could not place {len(r)} discs with gap {gap}")
+            out[run[j]] = cand[hit]
+            placed[m] = (cand[hit, 0], cand[hit, 1], rad)
+            j, m = j + 1, m + 1
+        start += same
     return out
 
 
