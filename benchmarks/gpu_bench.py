@@ -180,7 +180,8 @@ def render_profile(prims: int = 20, batch: int = 4096, top: int = 12) -> list[tu
 def stream_rates(quick: bool) -> dict:
     """Images/s of ``stream('elvis/*')`` at 224 px, batch 256, read to the end of a bounded
     stream: rendered on CUDA in the main process, and rendered by the CPU in DataLoader
-    workers (one per core) then copied to the GPU."""
+    workers (one per core) then copied to the GPU; and sampled by those workers, rendered on
+    CUDA in the main process (``defer=True``)."""
     from torch.utils.data import DataLoader
 
     from engine.streams import stream
@@ -204,6 +205,20 @@ def stream_rates(quick: bool) -> dict:
         _sync()
     out["workers"] = workers
     out["cpu_workers_to_cuda"] = rate(256 * batches, cpu_workers, 2)
+    deferred = DataLoader(stream("elvis/*", seed=1, batch_size=256, size=SIZE, count=256 * batches, threads=1,
+                                 defer=True), batch_size=None, num_workers=workers, pin_memory=True,
+                          prefetch_factor=4, persistent_workers=True)
+
+    def frames_to_cuda():
+        for b in deferred:
+            b["frames"].render("cuda").float().mean()
+        _sync()
+    out["frames_to_cuda"] = rate(256 * batches, frames_to_cuda, 2)
+    os.environ[COMPILE_ENV] = "1"                 # the warm-up pass compiles
+    try:
+        out["frames_to_cuda_compiled"] = rate(256 * batches, frames_to_cuda, 2)
+    finally:
+        os.environ.pop(COMPILE_ENV)
     print("stream", {k: (round(v[0]) if isinstance(v, tuple) else v) for k, v in out.items()}, flush=True)
     return out
 
@@ -281,7 +296,9 @@ def to_markdown(r: dict) -> str:
     s, e = r["stream"], r["eval"]
     lines += ["", f"`stream('elvis/*')` at 224 px, batch {s['batch']}, {s['images']} images into GPU memory: "
               f"rendered on CUDA in the main process {_f(s['cuda_main'])} images/s; rendered on the CPU by "
-              f"{s['workers']} DataLoader workers and copied {_f(s['cpu_workers_to_cuda'])} images/s.", "",
+              f"{s['workers']} DataLoader workers and copied {_f(s['cpu_workers_to_cuda'])} images/s; sampled by those "
+              f"workers (`defer=True`) and rendered on CUDA in the main process {_f(s['frames_to_cuda'])} images/s "
+              f"({_f(s['frames_to_cuda_compiled'])} compiled).", "",
               f"In-process evaluation ({e['n']} `shapes/*` samples, tiny random checkpoint, 8 new tokens): "
               f"CPU {_f(e['cpu'])} samples/s, CUDA {_f(e['cuda'])} samples/s; same answers: {e['same_answers']}.", ""]
     return "\n".join(lines)

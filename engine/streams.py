@@ -46,14 +46,12 @@ import numpy as np
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
-from kernels.layout import stitch
-
 from .answers import format_answer
-from .canvas import canvas_size
+from .canvas import canvas_size, images_per_batch
 from .errors import UserError
+from .frames import Frames, fit as _fit, side_by_side as _side_by_side, stack as _stack  # noqa: F401
 from .registry import get_task, resolve, run_settings
-from .outputs import render_samples
-from .rendering import render
+from .batch import SceneBatch
 
 
 class _Row(NamedTuple):
@@ -128,7 +126,8 @@ class SampleStream(IterableDataset):
 
     def __init__(self, pattern: str, seed: int = 0, batch_size: int = 32, size=224, device="cpu",
                  count: int | None = None, offset: int = 0, panels: str = "stitch", settings: dict | None = None,
-                 *, shape: str = "fit", split: bool = True, drop_last: bool = False, threads: int | None = None):
+                 *, shape: str = "fit", split: bool = True, drop_last: bool = False, threads: int | None = None,
+                 defer: bool = False):
         _check_args(batch_size, count, panels, shape, threads)
         self.size = canvas_size(size)
         check_device(device)
@@ -141,6 +140,7 @@ class SampleStream(IterableDataset):
         self.device, self.panels, self.shape = device, panels, shape
         self.split, self.drop_last = bool(split), bool(drop_last)
         self.threads = None if threads is None else int(threads)
+        self.defer = bool(defer)
 
     def _task(self, t: int):
         """The bound :class:`engine.task.Task` ``tasks[t]`` (looked up once per process)."""
@@ -184,51 +184,58 @@ class SampleStream(IterableDataset):
 
     def batch(self, j: int) -> dict:
         """Batch ``j`` of the stream: ``images`` ``[B,3,H,W]`` uint8 on ``device`` (``H, W`` =
-        ``size`` under ``shape="fit"``), ``label`` and ``index`` ``[B]`` int64, and lists ``id``,
-        ``task``, ``question``, ``answer``, ``answer_type``."""
+        ``size`` under ``shape="fit"``; with ``defer=True`` instead ``frames``, a
+        :class:`engine.frames.Frames` whose ``render(device)`` gives those images), ``label``
+        and ``index`` ``[B]`` int64, and lists ``id``, ``task``, ``question``, ``answer``,
+        ``answer_type``."""
         lo = j * self.batch_size
         hi = lo + self.batch_size if self.count is None else min(lo + self.batch_size, self.count)
         positions = range(lo, hi)
-        samples, out = self._drawn(positions)
-        if self.shape == "fit":
-            out = _fit(out, self.size)
-        elif any(o.shape != out[0].shape for o in out):
-            H, W = max(o.shape[1] for o in out), max(o.shape[2] for o in out)
-            out = [torch.nn.functional.pad(o, (0, W - o.shape[2], 0, H - o.shape[1]), value=255) for o in out]
-        return {"images": _stack(out), "label": self._labels(positions, samples),
+        samples, frames = self.frames(positions)
+        out = {"frames": frames} if self.defer else {"images": frames.render(self.device)}
+        return {**out, "label": self._labels(positions, samples),
                 "id": [s.id for s in samples], "task": [s.task for s in samples],
                 "index": torch.tensor([s.index for s in samples]), "question": [s.question for s in samples],
                 "answer": [s.answer_text for s in samples], "answer_type": [s.answer_type for s in samples]}
 
-    def _drawn(self, positions) -> tuple[list, list[torch.Tensor]]:
-        """The samples at ``positions`` and their images ``[3,H,W]``, in position order. Tasks
-        that draw whole batches (:mod:`engine.batched`) are drawn a task's batch at a time
-        straight into padded columns; the others one sample at a time, rendered together.
-        Either way the pixels and answers are those of drawing each sample alone."""
+    def frames(self, positions) -> tuple[list, Frames]:
+        """The samples at ``positions`` (in position order) and their panels, collated but not
+        rendered. Tasks that draw whole batches (:mod:`engine.batched`) are drawn a task's
+        batch at a time straight into padded columns; the others one sample at a time, their
+        panels collated per panel size. Either way the images are those of each sample alone."""
         T = len(self.tasks)
-        groups: dict[int, list[tuple[int, int]]] = {}
+        members: dict[int, list[tuple[int, int]]] = {}
         for k, i in enumerate(positions):
-            groups.setdefault(i % T, []).append((k, self.offset + i // T))
+            members.setdefault(i % T, []).append((k, self.offset + i // T))
         rows: list = [None] * len(positions)
-        images: list = [None] * len(positions)
-        single = []
-        for t, members in groups.items():
+        panels = [1] * len(positions)
+        groups, single = [], {}
+        for t, drawn_here in members.items():
             task = self._task(t)
             if not task.batched:
-                single += [(k, task.sample(self.seed, index)) for k, index in members]
+                for k, index in drawn_here:
+                    rows[k] = task.sample(self.seed, index)
                 continue
-            drawn = task.batch(self.seed, [index for _, index in members])
-            rendered = render(drawn.scene_batch(), self.size, device=self.device)
-            for b, (k, index) in enumerate(members):
-                images[k] = rendered[b]
+            drawn = task.batch(self.seed, [index for _, index in drawn_here])
+            groups.append((self.size, drawn.scene_batch(), [(k, 0) for k, _ in drawn_here]))
+            for b, (k, index) in enumerate(drawn_here):
                 rows[k] = _Row(f"{task.id}:{self.seed}:{index}", task.id, index, drawn.question_of(b),
                                format_answer(drawn.answer[b], drawn.answer_type), drawn.answer_type)
         # a panel keeps its own extent (a Bongard collage, Percept-V's tall rows and wide
         # strips), as evaluations show it; "fit" then scales the whole image onto the canvas
-        imgs = render_samples([s for _, s in single], self.size, device=self.device, first=self.panels == "first")
-        for (k, s), ims in zip(single, imgs):
-            rows[k], images[k] = s, ims[0] if len(ims) == 1 else _side_by_side(ims)
-        return rows, images
+        for k, s in enumerate(rows):
+            if isinstance(s, _Row):
+                continue
+            shown = s.panels[:1] if self.panels == "first" else s.panels
+            panels[k] = len(shown)
+            for p, scene in enumerate(shown):
+                single.setdefault(s.panel_hw(p, self.size), []).append(((k, p), scene))
+        for hw, flat in single.items():
+            step = images_per_batch(hw, "numba")                   # collated columns within the memory budget
+            for a in range(0, len(flat), step):
+                part = flat[a:a + step]
+                groups.append((hw, SceneBatch.from_scenes([sc for _, sc in part]), [w for w, _ in part]))
+        return rows, Frames(groups, panels, self.shape, self.size)
 
     def num_batches(self) -> int | None:
         """Batches in the whole bounded stream (``None`` when endless)."""
@@ -261,58 +268,10 @@ class SampleStream(IterableDataset):
             yield self.batch(j)
 
 
-def _stack(images: list[torch.Tensor]) -> torch.Tensor:
-    """``[B,3,H,W]`` of equally shaped images. On the CPU through numpy: right after a numba
-    render, torch's own thread pool wakes up against numba's threads and a 19 MB stack took
-    0.3 to 1 s on 2 cores (numpy: under 40 ms)."""
-    if images and images[0].device.type == "cpu":
-        return torch.from_numpy(np.stack([im.numpy() for im in images]))
-    return torch.stack(images)
-
-
-def _fit(images: list[torch.Tensor], hw: tuple[int, int]) -> list[torch.Tensor]:
-    """Each ``[3,h,w]`` uint8 image on a white ``[3,H,W]`` canvas ``hw``: scaled (aspect kept,
-    antialiased) to fit and centred; an image already ``H x W`` is returned unchanged. Images
-    of one shape are scaled together (a few tensor operations per batch, not per image: each
-    one costs a thread-pool wake-up right after rendering); each result is the same as alone."""
-    H, W = hw
-    out = list(images)
-    groups: dict[tuple[int, int], list[int]] = {}
-    for i, im in enumerate(images):
-        if tuple(im.shape[1:]) != (H, W):
-            groups.setdefault(tuple(im.shape[1:]), []).append(i)
-    for (h, w), idx in groups.items():
-        s = min(H / h, W / w)
-        nh, nw = max(1, min(H, round(h * s))), max(1, min(W, round(w * s)))
-        x = torch.stack([images[i] for i in idx])
-        if (nh, nw) != (h, w):
-            x = torch.nn.functional.interpolate(x.float(), size=(nh, nw), mode="bilinear", antialias=True,
-                                                align_corners=False).round_().clamp_(0, 255).to(torch.uint8)
-        top, left = (H - nh) // 2, (W - nw) // 2
-        x = torch.nn.functional.pad(x, (left, W - nw - left, top, H - nh - top), value=255)
-        for i, im in zip(idx, x):
-            out[i] = im
-    return out
-
-
-def _side_by_side(images: list[torch.Tensor], gap: int = 8) -> torch.Tensor:
-    """Panels ``[3,h,w]`` of one sample in a row, as :func:`kernels.layout.stitch` lays out
-    panels of one shape; panels of other shapes (a collage and its panels) are padded below
-    to the tallest, in white. Returns ``[3, max h, sum w + gaps]``."""
-    if all(im.shape == images[0].shape for im in images):
-        return stitch(torch.stack(images), gap=gap)
-    H = max(im.shape[1] for im in images)
-    parts = []
-    for j, im in enumerate(images):
-        if j:
-            parts.append(torch.full((3, H, gap), 255, dtype=im.dtype, device=im.device))
-        parts.append(torch.nn.functional.pad(im, (0, 0, 0, H - im.shape[1]), value=255))
-    return torch.cat(parts, dim=2)
-
-
 def stream(pattern: str, seed: int = 0, batch_size: int = 32, size=224, device="cpu", count: int | None = None,
            offset: int = 0, panels: str = "stitch", settings: dict | None = None, *, shape: str = "fit",
-           split: bool = True, drop_last: bool = False, threads: int | None = None) -> SampleStream:
+           split: bool = True, drop_last: bool = False, threads: int | None = None,
+           defer: bool = False) -> SampleStream:
     """An ``IterableDataset`` yielding dicts of rendered batches of the tasks matching ``pattern``.
 
     Each item: ``images`` ``[B,3,H,W]`` uint8 on ``device`` (several panels are stitched side
@@ -327,8 +286,11 @@ def stream(pattern: str, seed: int = 0, batch_size: int = 32, size=224, device="
     DataLoader workers keep ``device="cpu"`` and move batches in the main process. Workers
     use ``threads`` (default 1) torch threads; the main process only when ``threads`` is
     given. ``settings``: family settings (qualified names, e.g.
-    ``{"jigsaw.images": "/data/photos"}``). Raises :class:`UserError` for a bad argument or
-    an unavailable ``device``.
+    ``{"jigsaw.images": "/data/photos"}``). ``defer=True``: each item carries ``frames``
+    (:class:`engine.frames.Frames`: the batch's scenes collated, not rendered) instead of
+    ``images``, and ``frames.render(device)`` gives those images; DataLoader workers then
+    sample on the CPU while the main process renders on a GPU (``pin_memory=True`` pins
+    the frames). Raises :class:`UserError` for a bad argument or an unavailable ``device``.
     """
     return SampleStream(pattern, seed, batch_size, size, device, count, offset, panels, settings,
-                        shape=shape, split=split, drop_last=drop_last, threads=threads)
+                        shape=shape, split=split, drop_last=drop_last, threads=threads, defer=defer)

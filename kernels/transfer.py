@@ -12,7 +12,8 @@ def to_device(tensors: Sequence[torch.Tensor], device) -> list[torch.Tensor]:
     CPU tensors bound for a CUDA device are packed into one pinned buffer per dtype and each
     buffer is copied without blocking the host: a handful of transfers the GPU queues behind
     earlier work, instead of one host-blocking copy from pageable memory per tensor. The
-    results of one buffer are views of it. Anything else is a plain ``.to(device)``.
+    results of one buffer are views of it. Tensors already pinned are copied without blocking
+    as they are; anything else is a plain ``.to(device)``.
     """
     device = torch.device(device)
     if device.type != "cuda":
@@ -20,10 +21,10 @@ def to_device(tensors: Sequence[torch.Tensor], device) -> list[torch.Tensor]:
     out: list[torch.Tensor | None] = [None] * len(tensors)
     groups: dict[torch.dtype, list[int]] = {}
     for i, t in enumerate(tensors):
-        if t.device.type == "cpu":
+        if t.device.type == "cpu" and not t.is_pinned():
             groups.setdefault(t.dtype, []).append(i)
-        else:
-            out[i] = t.to(device)
+        else:                                   # already pinned (a DataLoader did it): copied as it is
+            out[i] = t.to(device, non_blocking=t.is_pinned())
     for dtype, idx in groups.items():
         sizes = [tensors[i].numel() for i in idx]
         host = torch.empty(sum(sizes), dtype=dtype, pin_memory=True)

@@ -85,3 +85,16 @@ def test_packed_upload_gives_every_tensor_back_exactly_even_when_the_host_copies
     for want, got in list(zip(kept, a)) + list(zip(second, b)):
         assert got.device.type == "cuda" and got.dtype == want.dtype and got.shape == want.shape
         assert torch.equal(got.cpu(), want.cpu())
+
+
+def test_deferred_frames_from_workers_render_on_cuda_as_on_the_cpu():
+    from torch.utils.data import DataLoader
+
+    from engine.streams import stream
+    ds = stream("elvis/*", seed=1, batch_size=16, size=96, count=32, defer=True)
+    for b in DataLoader(ds, batch_size=None, num_workers=2, pin_memory=True):
+        frames = b["frames"]
+        assert frames.groups[0][1].primitives.center.is_pinned()
+        gpu, cpu = frames.render("cuda"), frames.render("cpu")
+        assert gpu.device.type == "cuda" and gpu.shape == cpu.shape == (16, 3, 96, 96)
+        assert int((gpu.cpu().int() - cpu.int()).abs().max()) <= 2

@@ -208,3 +208,19 @@ def test_torch_threads_sleep_between_renders_unless_the_user_chose_otherwise():
     assert run(code) == "PASSIVE"
     assert run(code, OMP_WAIT_POLICY="ACTIVE") == "ACTIVE"
     assert run("import os, torch, engine; print(os.environ.get('OMP_WAIT_POLICY'))") == "None"   # too late to choose
+
+
+@pytest.mark.parametrize("pattern,shape,panels", [
+    ("shapes/*", "fit", "stitch"),                         # batched tasks beside a two-panel one
+    ("perceptv/*", "pad", "stitch"),                       # panels of their own extents
+    ("bongard/classic/number/*", "fit", "stitch"),         # a collage beside its panels
+    ("bongard/classic/number/*", "pad", "first")])
+def test_deferred_batches_render_to_the_images_of_the_stream_even_after_crossing_workers(pattern, shape, panels):
+    kw = dict(seed=6, batch_size=5, size=48, count=12, shape=shape, panels=panels)
+    drawn = list(stream(pattern, **kw))
+    deferred = list(DataLoader(stream(pattern, defer=True, **kw), batch_size=None, num_workers=2))
+    assert len(drawn) == len(deferred) == 3
+    for a, b in zip(drawn, deferred):
+        assert "images" not in b and len(b["frames"]) == len(a["id"])
+        assert b["id"] == a["id"] and torch.equal(b["label"], a["label"]) and b["answer"] == a["answer"]
+        assert torch.equal(b["frames"].render("cpu"), a["images"])
