@@ -9,6 +9,7 @@ instances. :func:`make` draws one problem of any size the domain allows.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -164,6 +165,13 @@ LEGEND_PANEL = extent(1 + LEGEND, 1.0)   # a square scene with the strip under i
 def legend(s: Scene, top: float = 1.0) -> None:
     """The 20-colour swatch strip with its names, across the canvas from ``top`` down (a
     third of the width tall): the reference appends it under the square scene."""
+    s.primitives.extend(_legend(top))
+
+
+@functools.lru_cache(maxsize=4)
+def _legend(top: float) -> tuple:
+    """The legend's primitives, drawn once per ``top`` (every legend is the same)."""
+    s = Scene()
     w = 1.0 / len(PALETTE)
     s.line((0.0, top), (1.0, top), width=0.003, color=(0, 0, 0))
     for k, (name, rgb) in enumerate(PALETTE.items()):
@@ -171,6 +179,7 @@ def legend(s: Scene, top: float = 1.0) -> None:
         s.rectangle((x, top + 0.07), (w * 0.8, 0.1), color=rgb)
         s.rectangle((x, top + 0.07), (w * 0.8, 0.1), color=(0, 0, 0), fill=False, stroke=0.002)
         s.text(name, (x, top + 0.13), height=0.024, anchor="right", rotation=90, color=(0, 0, 0))
+    return tuple(s.primitives)
 
 
 def pick(rng, values, k=None):
