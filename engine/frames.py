@@ -7,7 +7,7 @@ gives exactly the images a stream renders itself.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 import torch
@@ -42,9 +42,11 @@ class Frames:
     def pin_memory(self) -> "Frames":
         """These frames with every tensor in pinned host memory (a DataLoader with
         ``pin_memory=True`` calls it), so that rendering on a GPU copies them without waiting."""
+        def pin(v):
+            return v._make(t.pin_memory() for t in v) if isinstance(v, Primitives) else v.pin_memory()
+
         def pinned(b: SceneBatch) -> SceneBatch:
-            return SceneBatch(Primitives(*(t.pin_memory() for t in b.primitives)), b.background.pin_memory(),
-                              b.sprites.pin_memory(), b.sprite_hw.pin_memory())
+            return SceneBatch(**{f.name: pin(getattr(b, f.name)) for f in fields(b)})
         return Frames([(hw, pinned(b), where) for hw, b, where in self.groups], self.panels, self.shape, self.size)
 
     def render(self, device="cpu") -> torch.Tensor:

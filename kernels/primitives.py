@@ -61,9 +61,14 @@ class Primitives(NamedTuple):
     bounds: torch.Tensor
 
     def to(self, device) -> Primitives:
-        """The same primitives on ``device`` (to a GPU: packed, pinned, one copy per dtype)."""
+        """The same primitives on ``device`` (to a GPU: packed, pinned, one copy per dtype);
+        anything else ``Tensor.to`` takes (a dtype) applies to every column."""
+        import torch
+
         from .transfer import to_device
-        return Primitives(*to_device(list(self), device))
+        if isinstance(device, (str, torch.device)):
+            return Primitives(*to_device(list(self), device))
+        return Primitives(*(t.to(device) for t in self))
 
 
 class Prepared(NamedTuple):

@@ -167,6 +167,18 @@ def arrow(length: float, width: float, head_length: float, head_width: float) ->
     return np.array([[x0, -w], [xh, -w], [xh, -hw], [x1, 0.0], [xh, hw], [xh, w], [x0, w]])
 
 
+def _spaced(start: np.ndarray, stop: np.ndarray, n: int) -> np.ndarray:
+    """``[S, n+1]``: row ``s`` is ``np.linspace(start[s], stop[s], n + 1)`` to the last bit
+    (with array bounds, ``np.linspace`` takes its zero-step path for every row as soon as
+    one row's step is zero, which changes the others' last bits)."""
+    k = np.arange(n + 1, dtype=np.float64)[None, :]
+    delta = (stop - start)[:, None]
+    step = delta / n
+    y = np.where(step == 0, k / n * delta, k * step) + start[:, None]
+    y[:, -1] = stop
+    return y
+
+
 def catmull_rom(points: np.ndarray, samples_per_segment: int = 12) -> np.ndarray:
     """Centripetal Catmull-Rom spline through ``points`` ``(K, 2)``; returns ``(M, 2)`` samples
     that pass through every control point (``M = (K-1)*samples_per_segment + 1``)."""
@@ -184,7 +196,7 @@ def catmull_rom(points: np.ndarray, samples_per_segment: int = 12) -> np.ndarray
     t2 = t1 + step[1:-1]
     t3 = t2 + step[2:]
     p0, p1, p2, p3 = (ext[k:k + len(p) - 1, None, :] for k in range(4))          # [S,1,2]
-    t = np.linspace(t1, t2, samples_per_segment + 1, axis=1)[..., None]          # [S,n+1,1]
+    t = _spaced(t1, t2, samples_per_segment)[..., None]                         # [S,n+1,1]
     t0, t1, t2, t3 = (v[:, None, None] for v in (t0, t1, t2, t3))
     a1 = (t1 - t) / (t1 - t0) * p0 + (t - t0) / (t1 - t0) * p1
     a2 = (t2 - t) / (t2 - t1) * p1 + (t - t1) / (t2 - t1) * p2

@@ -12,8 +12,11 @@ def to_device(tensors: Sequence[torch.Tensor], device) -> list[torch.Tensor]:
     CPU tensors bound for a CUDA device are packed into one pinned buffer per dtype and each
     buffer is copied without blocking the host: a handful of transfers the GPU queues behind
     earlier work, instead of one host-blocking copy from pageable memory per tensor. The
-    results of one buffer are views of it. Tensors already pinned are copied without blocking
-    as they are; anything else is a plain ``.to(device)``.
+    results of one buffer are views of it, and the inputs may be changed as soon as this
+    returns. Tensors already pinned (by torch, e.g. a DataLoader's ``pin_memory``) are copied
+    without blocking straight from their memory: leave them unchanged until the device has
+    used them (torch keeps their memory alive meanwhile). Anything else is a plain
+    ``.to(device)``.
     """
     device = torch.device(device)
     if device.type != "cuda":

@@ -5,6 +5,7 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 import torch
 
 from engine.outputs import render_samples
@@ -164,3 +165,15 @@ def test_splines_equal_their_segment_by_segment_reference():
             p[1] = p[0]                                   # a repeated point: the 1e-9 floor
         n = int(g.integers(1, 20))
         assert np.array_equal(catmull_rom(p, n), _catmull_rom_reference(p, n)), seed
+    # a segment whose parameter interval vanishes beside a huge jump (its own samples are not
+    # numbers) leaves the other segments' samples as they were
+    p = np.array([[0, 0], [1, .3], [2, -.5], [3, 1], [4, 0], [1e24, 0], [1e24, 0], [1e24, 1]])
+    with np.errstate(all="ignore"):
+        for n in (7, 12):
+            assert catmull_rom(p, n).tobytes() == _catmull_rom_reference(p, n).tobytes()
+
+
+def test_elvis_placement_refuses_radii_that_are_not_finite():
+    from scenes.elvis import geometry as geo
+    with pytest.raises(ValueError, match="radii must be finite"):
+        geo.place(np.random.default_rng(0), [0.05, float("nan")], geo.in_box(0, 0, 1, 1), 0.01)

@@ -1,6 +1,7 @@
 """Streams: DataLoader workers and torchrun ranks cover a stream exactly once, with the
 same pixels whatever the batch size or number of workers."""
 import os
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -66,7 +67,10 @@ def test_multi_panel_samples_are_stitched():
 
 def test_torchrun_ranks_cover_the_stream_disjointly():
     env = dict(os.environ, PYTHONPATH=str(ROOT), OMP_NUM_THREADS="1")
-    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", "29533",
+    with socket.socket() as free:                 # a port no other run of the suite holds
+        free.bind(("127.0.0.1", 0))
+        port = str(free.getsockname()[1])
+    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", port,
                         str(ROOT / "tests" / "dist_stream.py")], capture_output=True, text=True, env=env, timeout=300)
     assert r.returncode == 0, r.stderr[-2000:]
     assert "COVERAGE OK 29 batches 8 8" in r.stdout, r.stdout

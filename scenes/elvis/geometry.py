@@ -19,6 +19,8 @@ def place(rng: np.random.Generator, radii, sampler, gap: float, fixed=(), tries:
     takes the first valid candidate of a small draw (drawn for all discs of its radius at
     once), then of a large one. Raises ``PlacementError``."""
     r = np.asarray(radii, dtype=np.float64)
+    if not np.isfinite(r).all():
+        raise ValueError(f"radii must be finite, got {r.tolist()}")
     placed = np.empty((len(fixed) + len(r), 3))
     m = len(fixed)
     if m:

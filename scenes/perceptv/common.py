@@ -179,6 +179,9 @@ def _legend(top: float) -> tuple:
         s.rectangle((x, top + 0.07), (w * 0.8, 0.1), color=rgb)
         s.rectangle((x, top + 0.07), (w * 0.8, 0.1), color=(0, 0, 0), fill=False, stroke=0.002)
         s.text(name, (x, top + 0.13), height=0.024, anchor="right", rotation=90, color=(0, 0, 0))
+    for p in s.primitives:                       # shared by every legend: read-only
+        if p.verts is not None:
+            p.verts.flags.writeable = False
     return tuple(s.primitives)
 
 
