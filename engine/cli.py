@@ -89,6 +89,17 @@ def positive_int(name: str, maximum: int = MAX_INT_OPTION):
     return parse
 
 
+def workers_arg(text):
+    """An argparse type for ``--workers``: ``auto`` or a whole number in ``1..MAX_WORKERS``."""
+    if str(text).strip() == "auto":
+        return "auto"
+    try:
+        return positive_int("--workers", MAX_WORKERS)(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"--workers must be 'auto' or a positive integer, got {text!r}; "
+                                         f"allowed: auto, 1..{MAX_WORKERS}") from None
+
+
 def real(name: str, low: float = -math.inf, high: float = math.inf, open_ends: bool = False):
     """An argparse type: a finite number in ``[low, high]`` (``(low, high)`` when ``open_ends``)."""
     def parse(text):
@@ -262,8 +273,9 @@ def _generate_args(p):
     p.add_argument("--format", choices=("parquet", "imagefolder", "hf"), default="parquet",
                    help="shard format: Parquet or imagefolder shards per task, or hf: the Hugging Face Hub layout "
                         "(a config per benchmark, the papers' splits, a dataset card, shards sized by bytes)")
-    p.add_argument("--workers", type=positive_int("--workers", MAX_WORKERS), default=1,
-                   help="worker processes (capped by the cores and the memory budget, with a note)")
+    p.add_argument("--workers", type=workers_arg, default="auto",
+                   help="worker processes (capped by the cores and the memory budget, with a note); auto: one "
+                        "for runs under 2,000 samples, else every core")
     p.add_argument("--shard-size", type=positive_int("--shard-size", MAX_SHARD_SIZE), default=None,
                    help="samples per shard (parquet, imagefolder: 256) or per Parquet row group (hf: 100)")
     p.add_argument("--shard-mb", type=real("--shard-mb", 0.01, 100_000), default=None,

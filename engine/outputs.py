@@ -424,6 +424,16 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
                 p.join(5)
 
 
+AUTO_SAMPLES = 2_000   # a run this small ends before spawned workers (a few seconds each to start) pay off
+
+
+def auto_workers(samples: int, size: int) -> int:
+    """The worker count ``workers="auto"`` picks for a run of ``samples`` panels of ``size``:
+    one process under :data:`AUTO_SAMPLES` samples, else every core the memory budget allows
+    (:func:`worker_cap`)."""
+    return 1 if samples < AUTO_SAMPLES else worker_cap(os.cpu_count() or 1, size)[0]
+
+
 def worker_cap(workers: int, size: int) -> tuple[int, str | None]:
     """``(workers to start, a note or None)``: ``workers`` capped by the cores and by the memory
     budget (each worker: ``WORKER_BASE_BYTES`` plus one panel of ``size`` rendered and encoded)."""
@@ -953,8 +963,8 @@ def _check_arguments(fmt, count, workers, shard_size, seed, size, shard_bytes=No
                         f"(format is {fmt!r})")
     if int(count) != count or not 0 < count <= MAX_COUNT:
         raise UserError(f"count={count!r} must be a positive integer up to {MAX_COUNT} per task")
-    if int(workers) != workers or workers <= 0:
-        raise UserError(f"workers={workers!r} must be a positive integer")
+    if workers != "auto" and (isinstance(workers, str) or int(workers) != workers or workers <= 0):
+        raise UserError(f"workers={workers!r} must be a positive integer or 'auto'")
     if int(shard_size) != shard_size or shard_size <= 0:
         raise UserError(f"shard_size={shard_size!r} must be a positive integer")
     if int(seed) != seed:
@@ -985,8 +995,8 @@ def _progress_bar(progress: bool, total: int):
 
 
 def generate(pattern: str, out: str, seed: int = 0, count: int = 10, size: int = 224, fmt: str = "parquet",
-             workers: int = 1, shard_size: int | None = None, progress: bool = True, settings: dict | None = None,
-             shard_bytes: int | None = None, executor=None) -> dict:
+             workers: int | str = "auto", shard_size: int | None = None, progress: bool = True,
+             settings: dict | None = None, shard_bytes: int | None = None, executor=None) -> dict:
     """Generate ``count`` samples of every task matching ``pattern`` into ``out``, panels
     ``size`` pixels square (or their own extent), with family ``settings`` (qualified names,
     e.g. ``{"jigsaw.images": "/data/photos"}``; defaults for the rest).
@@ -994,8 +1004,11 @@ def generate(pattern: str, out: str, seed: int = 0, count: int = 10, size: int =
     ``fmt``: ``parquet`` or ``imagefolder`` (shards of ``shard_size`` samples of one task,
     default 256), or ``hf`` (the Hub layout of :mod:`engine.hub`: Parquet shards of about
     ``shard_bytes`` bytes, default 256 MiB, per config and split, row groups of
-    ``shard_size`` rows, default 100). ``executor``: what makes the shards instead of local
-    worker processes, e.g. :class:`engine.ray_jobs.RayExecutor` (``run_jobs(jobs, workers,
+    ``shard_size`` rows, default 100). ``workers``: local worker processes, capped by the cores
+    and the memory budget (with a note); ``"auto"`` (the default) takes one process for runs
+    under :data:`AUTO_SAMPLES` samples and every core otherwise; the files are the same
+    whatever the count. ``executor``: what makes the shards instead of local worker
+    processes, e.g. :class:`engine.ray_jobs.RayExecutor` (``run_jobs(jobs, workers,
     done)`` and ``run_ordered(jobs, workers, done)``, with the contracts of :func:`_run_jobs`
     and :func:`_run_ordered`); the files are the same.
 
@@ -1011,11 +1024,14 @@ def generate(pattern: str, out: str, seed: int = 0, count: int = 10, size: int =
     if fmt == "hf" and shard_bytes is None:
         shard_bytes = hub.SHARD_BYTES
     images_per_batch(side, "numba", memory_budget() // ENCODE_BYTES_PER_PX * 3)   # one panel must fit
-    workers, note = worker_cap(int(workers), side)
-    if note:
-        print(note, file=sys.stderr)
     bound = resolve(pattern, settings)
     tasks = [t.id for t in bound]
+    if workers == "auto":
+        workers = auto_workers(len(tasks) * int(count), side)
+    else:
+        workers, note = worker_cap(int(workers), side)
+        if note:
+            print(note, file=sys.stderr)
     chosen = run_settings(bound)
     cfg = RunConfig(pattern=pattern, seed=int(seed), count=int(count), size=side, format=fmt,
                     shard_size=int(shard_size), settings=chosen, inputs=input_digests(chosen), font=font_digest(),

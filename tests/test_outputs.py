@@ -56,6 +56,27 @@ def test_workers_keep_within_a_numba_thread_cap_the_user_set(tmp_path, monkeypat
     assert m["total"] == 4 and verify(str(tmp_path / "a")) == []
 
 
+def test_auto_workers_start_no_pool_for_small_runs_and_every_core_for_large_ones(monkeypatch):
+    from engine.outputs import AUTO_SAMPLES, auto_workers
+    monkeypatch.setattr(os, "cpu_count", lambda: 3)
+    assert auto_workers(AUTO_SAMPLES - 1, 224) == 1
+    assert auto_workers(AUTO_SAMPLES, 224) == 3
+    monkeypatch.setenv("PROCVIS_MEMORY_BUDGET", "600M")                # the memory budget still caps it
+    assert auto_workers(AUTO_SAMPLES, 2048) < 3
+
+
+def test_auto_is_the_default_and_a_bad_worker_count_names_what_is_allowed(tmp_path, capsys):
+    from engine.cli import main
+    from engine.errors import UserError
+    m = generate("shapes/count/star", str(tmp_path / "a"), seed=1, count=3, size=32, progress=False)
+    assert m["total"] == 3
+    with pytest.raises(UserError, match="positive integer or 'auto'"):
+        generate("shapes/count/star", str(tmp_path / "b"), count=3, size=32, workers="many", progress=False)
+    assert main(["generate", "shapes/count/star", "--out", str(tmp_path / "c"), "--workers", "0"]) == 2
+    assert "--workers must be 'auto' or a positive integer, got '0'" in capsys.readouterr().err
+    assert not (tmp_path / "b").exists() and not (tmp_path / "c").exists()
+
+
 # hf: shards of about 10 KB (a few rows of 96 px shapes), so that there are many to kill between
 KILL_FORMATS = {"parquet": ["--shard-size", "3"], "hf": ["--format", "hf", "--shard-mb", "0.01", "--shard-size", "2"]}
 
