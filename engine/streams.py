@@ -31,8 +31,9 @@ The contract:
   the exact answer distribution it declares) has that list in ``stream.label_map[task]``;
   a batch's ``label`` is the index of each answer in its task's list, ``-1`` for tasks with
   open answers (counts, words, lists).
-* **Threads.** A DataLoader worker sets ``torch.set_num_threads(threads or 1)`` when it
-  starts iterating; the main process is left alone unless ``threads`` is given.
+* **Threads.** A DataLoader worker sets its torch threads and its numba renderer's threads
+  to ``threads or 1`` when it starts iterating; the main process is left alone unless
+  ``threads`` is given.
 * **Device.** ``device`` is checked when the stream is made: a bad or unavailable device
   raises :class:`engine.errors.UserError` naming it and the devices available.
 """
@@ -118,6 +119,16 @@ def _check_args(batch_size, count, panels, shape, threads) -> None:
         raise UserError(f"shape={shape!r}; allowed: {', '.join(SHAPE_POLICIES)}")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or threads <= 0):
         raise UserError(f"threads={threads!r} must be a positive integer or None")
+
+
+def _set_threads(n: int) -> None:
+    """Give this process ``n`` torch threads and ``n`` threads of the numba renderer (capped
+    by ``NUMBA_NUM_THREADS``): K DataLoader workers that each kept every core's worth of
+    render threads would run K times as many threads as there are cores."""
+    import numba
+
+    torch.set_num_threads(n)
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
 
 
 class SampleStream(IterableDataset):
@@ -262,7 +273,7 @@ class SampleStream(IterableDataset):
         info = get_worker_info()
         wid, nw = (info.id, info.num_workers) if info is not None else (0, 1)
         if self.threads is not None or info is not None:
-            torch.set_num_threads(self.threads or 1)
+            _set_threads(self.threads or 1)
         rank, world = _rank_world() if self.split else (0, 1)
         for j in itertools.islice(self.rank_batches(rank, world), wid, None, nw):
             yield self.batch(j)

@@ -174,20 +174,24 @@ def test_unsplit_streams_read_everything_on_every_rank(monkeypatch):
 
 class _Threads(SampleStream):
     def batch(self, j):
-        return {"threads": torch.get_num_threads()}
+        import numba
+        return {"threads": (torch.get_num_threads(), numba.get_num_threads())}
 
 
-def test_workers_set_their_own_torch_threads():
+def test_workers_set_their_own_torch_and_render_threads():
+    import numba
+    two = min(2, numba.config.NUMBA_NUM_THREADS)
     ds = _Threads("shapes/colours", count=4, batch_size=1)
-    assert {b["threads"] for b in DataLoader(ds, batch_size=None, num_workers=2)} == {1}
+    assert {tuple(b["threads"]) for b in DataLoader(ds, batch_size=None, num_workers=2)} == {(1, 1)}
     ds = _Threads("shapes/colours", count=4, batch_size=1, threads=2)
-    assert {b["threads"] for b in DataLoader(ds, batch_size=None, num_workers=2)} == {2}
-    before = torch.get_num_threads()
+    assert {tuple(b["threads"]) for b in DataLoader(ds, batch_size=None, num_workers=2)} == {(2, two)}
+    before = (torch.get_num_threads(), numba.get_num_threads())
     try:
-        assert [b["threads"] for b in _Threads("shapes/colours", count=1, batch_size=1)] == [before]
-        assert [b["threads"] for b in _Threads("shapes/colours", count=1, batch_size=1, threads=1)] == [1]
+        assert [tuple(b["threads"]) for b in _Threads("shapes/colours", count=1, batch_size=1)] == [before]
+        assert [tuple(b["threads"]) for b in _Threads("shapes/colours", count=1, batch_size=1, threads=1)] == [(1, 1)]
     finally:
-        torch.set_num_threads(before)
+        torch.set_num_threads(before[0])
+        numba.set_num_threads(before[1])
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="needs a build without CUDA")
