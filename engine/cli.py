@@ -89,12 +89,15 @@ def positive_int(name: str, maximum: int = MAX_INT_OPTION):
     return parse
 
 
+_worker_count = positive_int("--workers", MAX_WORKERS)
+
+
 def workers_arg(text):
     """An argparse type for ``--workers``: ``auto`` or a whole number in ``1..MAX_WORKERS``."""
     if str(text).strip() == "auto":
         return "auto"
     try:
-        return positive_int("--workers", MAX_WORKERS)(text)
+        return _worker_count(text)
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"--workers must be 'auto' or a positive integer, got {text!r}; "
                                          f"allowed: auto, 1..{MAX_WORKERS}") from None

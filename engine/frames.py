@@ -67,6 +67,17 @@ class Frames:
         return stack(images)
 
 
+def panel_groups(samples, hw: tuple[int, int], first: bool = False) -> dict[tuple[int, int], list]:
+    """Every panel of ``samples`` (``first``: only each one's first) grouped by the size it is
+    drawn at on the canvas ``hw`` (``hw`` itself, or the panel's own extent):
+    ``{(h, w): [((sample, panel), scene), ...]}``, in sample and panel order."""
+    groups: dict[tuple[int, int], list] = {}
+    for i, s in enumerate(samples):
+        for k, scene in enumerate(s.panels[:1] if first else s.panels):
+            groups.setdefault(s.panel_hw(k, hw), []).append(((i, k), scene))
+    return groups
+
+
 def stack(images: list[torch.Tensor]) -> torch.Tensor:
     """``[B,3,H,W]`` of equally shaped images. On the CPU through numpy: right after a numba
     render, torch's own thread pool wakes up against numba's threads and a 19 MB stack took

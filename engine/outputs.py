@@ -58,6 +58,7 @@ from . import hub
 from .canvas import (BUDGET_ENV, ENCODE_BYTES_PER_PX, WORKER_BASE_BYTES, canvas_size, gib, images_per_batch,
                      memory_budget)
 from .errors import Interrupted, OutputError, UserError
+from .frames import panel_groups
 from .registry import family_of, get_family, get_task, resolve, run_settings
 from .rendering import render
 
@@ -215,17 +216,12 @@ def render_samples(samples, size, batch_panels: int = 128, device="cpu",
     e.g. a wider collage; at most as many panels at once as the memory budget holds); returns
     per sample a list of ``[3,H,W]`` uint8."""
     hw = canvas_size(size)
-    shown = [s.panels[:1] if first else s.panels for s in samples]
-    groups: dict[tuple[int, int], list] = {}
-    for i, (s, panels) in enumerate(zip(samples, shown)):
-        for k, p in enumerate(panels):
-            groups.setdefault(s.panel_hw(k, hw), []).append((i, k, p))
-    out: list[list] = [[None] * len(panels) for panels in shown]
-    for hw, flat in groups.items():
+    out: list[list] = [[None] * (1 if first else len(s.panels)) for s in samples]
+    for hw, flat in panel_groups(samples, hw, first).items():
         step = min(batch_panels, images_per_batch(hw, "numba"))          # results within the memory budget
         for j in range(0, len(flat), step):
             chunk = flat[j:j + step]
-            for (i, k, _), img in zip(chunk, render([p for _, _, p in chunk], hw, device=device)):
+            for ((i, k), _), img in zip(chunk, render([p for _, p in chunk], hw, device=device)):
                 out[i][k] = img
     return out
 

@@ -16,7 +16,6 @@ import numpy as np
 
 from . import streams
 from .errors import UserError
-from .outputs import render_samples
 
 ROWS_PER_BATCH = 32            # rows a Ray task draws and renders at once
 
@@ -36,10 +35,8 @@ class _Render:
             self.stream = streams.stream(**self.args)
         s = self.stream
         positions = [int(i) for i in batch["id"]]
-        samples = [s.item(i) for i in positions]
-        imgs = render_samples(samples, s.size, first=s.panels == "first")
-        images = streams._fit([ims[0] if len(ims) == 1 else streams._side_by_side(ims) for ims in imgs], s.size)
-        return {"images": np.stack([im.numpy() for im in images]),
+        samples, frames = s.frames(positions)
+        return {"images": frames.render("cpu").numpy(),
                 "label": s._labels(positions, samples).numpy(),
                 "index": np.array([x.index for x in samples], dtype=np.int64),
                 "position": np.array(positions, dtype=np.int64),

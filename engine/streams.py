@@ -50,7 +50,7 @@ from torch.utils.data import IterableDataset, get_worker_info
 from .answers import format_answer
 from .canvas import canvas_size, images_per_batch
 from .errors import UserError
-from .frames import Frames, fit as _fit, side_by_side as _side_by_side, stack as _stack  # noqa: F401
+from .frames import Frames, fit as _fit, panel_groups, side_by_side as _side_by_side, stack as _stack  # noqa: F401
 from .registry import get_task, resolve, run_settings
 from .batch import SceneBatch
 
@@ -219,13 +219,13 @@ class SampleStream(IterableDataset):
         for k, i in enumerate(positions):
             members.setdefault(i % T, []).append((k, self.offset + i // T))
         rows: list = [None] * len(positions)
-        panels = [1] * len(positions)
-        groups, single = [], {}
+        groups, single = [], []
         for t, drawn_here in members.items():
             task = self._task(t)
             if not task.batched:
                 for k, index in drawn_here:
                     rows[k] = task.sample(self.seed, index)
+                    single.append(k)
                 continue
             drawn = task.batch(self.seed, [index for _, index in drawn_here])
             groups.append((self.size, drawn.scene_batch(), [(k, 0) for k, _ in drawn_here]))
@@ -234,18 +234,14 @@ class SampleStream(IterableDataset):
                                format_answer(drawn.answer[b], drawn.answer_type), drawn.answer_type)
         # a panel keeps its own extent (a Bongard collage, Percept-V's tall rows and wide
         # strips), as evaluations show it; "fit" then scales the whole image onto the canvas
-        for k, s in enumerate(rows):
-            if isinstance(s, _Row):
-                continue
-            shown = s.panels[:1] if self.panels == "first" else s.panels
-            panels[k] = len(shown)
-            for p, scene in enumerate(shown):
-                single.setdefault(s.panel_hw(p, self.size), []).append(((k, p), scene))
-        for hw, flat in single.items():
+        first = self.panels == "first"
+        for hw, flat in panel_groups([rows[k] for k in single], self.size, first).items():
             step = images_per_batch(hw, "numba")                   # collated columns within the memory budget
             for a in range(0, len(flat), step):
                 part = flat[a:a + step]
-                groups.append((hw, SceneBatch.from_scenes([sc for _, sc in part]), [w for w, _ in part]))
+                groups.append((hw, SceneBatch.from_scenes([sc for _, sc in part]),
+                               [(single[i], p) for (i, p), _ in part]))
+        panels = [1 if first or isinstance(s, _Row) else len(s.panels) for s in rows]
         return rows, Frames(groups, panels, self.shape, self.size)
 
     def num_batches(self) -> int | None:

@@ -6,7 +6,7 @@ import math
 import numpy as np
 
 from engine.placement import PlacementError
-from kernels.clearance import first_clear, place_run
+from kernels.clearance import place_run
 
 TRIES = 400
 SMALL = 32                 # candidates in a disc's first draw
@@ -39,12 +39,9 @@ def place(rng: np.random.Generator, radii, sampler, gap: float, fixed=(), tries:
             j, m = j + done, m + done
             if j == same:
                 break
-            cand = np.ascontiguousarray(sampler(rng, tries, rad))     # disc run[j]: a large draw
-            hit = first_clear(cand, placed, m, float(rad), float(gap))
-            if hit < 0:
+            large = np.ascontiguousarray(sampler(rng, tries, rad).reshape(1, -1, 2))   # disc run[j]: a large draw
+            if not place_run(large, placed, m, float(rad), float(gap), run[j:j + 1], out):
                 raise PlacementError(f"could not place {len(r)} discs with gap {gap}")
-            out[run[j]] = cand[hit]
-            placed[m] = (cand[hit, 0], cand[hit, 1], rad)
             j, m = j + 1, m + 1
         start += same
     return out
