@@ -16,7 +16,7 @@ from engine.errors import UserError
 from engine.outputs import render_samples
 from engine.registry import get_task, list_tasks
 from engine.rendering import render
-from kernels.raster_torch import COMPILE_ENV
+from kernels.raster_torch import COMPILE_ENV, FUSED_ENV
 
 from .render_bench import make_scenes, rate
 from .results_file import publish, run_meta
@@ -70,7 +70,8 @@ def _compare(row: dict, task: str, cpu: list, gpu: list) -> None:
 
 def render_rates(quick: bool) -> list[dict]:
     """Images/s of one collated batch at 224 px on CUDA (several batch sizes, the primitives'
-    copy to the device included) and with numba on all the machine's cores."""
+    copy to the device included): the default path (the fused pass when Triton is installed),
+    the tiled path, and the tiled path compiled; and with numba on all the machine's cores."""
     repeats = 3 if quick else 7
     rows = []
     for prims in (5, 20, 100):
@@ -83,13 +84,16 @@ def render_rates(quick: bool) -> list[dict]:
             def on_gpu(batch=batch):
                 render(batch, SIZE, device="cuda")
                 _sync()
-            row[f"cuda_{b}"] = rate(b, on_gpu, repeats)
-            if b >= 4096:                       # coverage compiled into fused kernels (warm-up compiles)
-                os.environ[COMPILE_ENV] = "1"
-                try:
+            row[f"cuda_{b}"] = rate(b, on_gpu, repeats)          # the fused pass where Triton is installed
+            os.environ[FUSED_ENV] = "0"
+            try:
+                row[f"tiled_{b}"] = rate(b, on_gpu, repeats)
+                if b >= 4096:                   # the tiled path's coverage compiled (warm-up compiles)
+                    os.environ[COMPILE_ENV] = "1"
                     row[f"compiled_{b}"] = rate(b, on_gpu, repeats)
-                finally:
-                    os.environ.pop(COMPILE_ENV)
+            finally:
+                os.environ.pop(COMPILE_ENV, None)
+                os.environ.pop(FUSED_ENV)
         rows.append(row)
         print("render", prims, "prims:", {k: round(v[0]) for k, v in row.items() if k != "prims"}, flush=True)
     return rows
@@ -131,21 +135,27 @@ render(batch, 224, device="cuda"); torch.cuda.synchronize()
 print(round(t2 - t1, 2), round(time.perf_counter() - t2, 3), round(t1 - t0, 2))"""
 
 
-def first_render_seconds(timeout: float = 150) -> dict:
+def first_render_seconds(timeout: float = 150, only: tuple = ()) -> dict:
     """A fresh process's first render on CUDA (1,024 scenes of 20 primitives, 224 px, CUDA
-    already initialised): ``(first, second)`` seconds of the eager path, and of the compiled
-    one with an empty kernel cache, then with the cache the first run left on disk."""
+    already initialised): ``(first, second)`` seconds of the default path (the fused pass where
+    Triton is installed) with an empty kernel cache, then with the cache the first run left on
+    disk; of the tiled path; and of the tiled path compiled, cold then warm (``only``: these
+    names alone)."""
     import subprocess
     import sys
     import tempfile
 
     out = {}
     with tempfile.TemporaryDirectory() as cache:
-        for name, compiled in (("eager", False), ("compiled_cold", True), ("compiled_warm", True)):
+        for name, extra in (("default_cold", {}), ("default_warm", {}), ("tiled", {FUSED_ENV: "0"}),
+                            ("compiled_cold", {FUSED_ENV: "0", COMPILE_ENV: "1"}),
+                            ("compiled_warm", {FUSED_ENV: "0", COMPILE_ENV: "1"})):
+            if only and name not in only:
+                continue
             env = dict(os.environ, TORCHINDUCTOR_CACHE_DIR=cache, TRITON_CACHE_DIR=os.path.join(cache, "triton"))
             env.pop(COMPILE_ENV, None)
-            if compiled:
-                env[COMPILE_ENV] = "1"
+            env.pop(FUSED_ENV, None)
+            env.update(extra)
             try:
                 p = subprocess.run([sys.executable, "-c", _FIRST_RENDER], env=env, capture_output=True, text=True,
                                    timeout=timeout)
@@ -223,6 +233,167 @@ def stream_rates(quick: bool) -> dict:
     return out
 
 
+
+class _Blank(torch.utils.data.IterableDataset):
+    """``n`` ready-made ``[256,3,224,224]`` uint8 batches per worker: what a DataLoader alone
+    can hand over (no sampling, no drawing)."""
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __iter__(self):
+        info = torch.utils.data.get_worker_info()
+        share = self.n // (info.num_workers if info else 1)
+        for _ in range(share):
+            yield {"images": torch.full((256, 3, SIZE, SIZE), 7, dtype=torch.uint8)}
+
+
+def stream_limits(device: str = "cuda", workers=(1, 2, 4, 8, 15), per_worker: int = 8) -> dict:
+    """What bounds ``stream('elvis/*')`` into ``device`` memory with DataLoader workers, in
+    images/s: one process sampling only (``defer=True``, no render) and sampling + drawing on
+    the CPU; the DataLoader handing over ready-made image batches (receipt alone); and the stream with
+    each count of ``workers`` (CPU drawing, then copied), ``per_worker`` batches of 256 each;
+    and with the most workers only sampling (``defer=True``) in batches of 1,024 that the main
+    process renders on ``device`` (the fastest path for a GPU)."""
+    from engine.streams import stream
+
+    out: dict = {"cores": os.cpu_count()}
+    n = 8 * 256
+    it = iter(stream("elvis/*", seed=2, batch_size=256, size=SIZE, defer=True, threads=1))
+    next(it)
+    t = time.perf_counter()
+    for _ in range(8):
+        next(it)
+    out["sample_only_1proc"] = n / (time.perf_counter() - t)
+    it = iter(stream("elvis/*", seed=3, batch_size=256, size=SIZE, threads=1))
+    next(it)
+    t = time.perf_counter()
+    for _ in range(8):
+        next(it)
+    out["sample_draw_1proc_1thread"] = n / (time.perf_counter() - t)
+    top = max(workers)
+    for pin in (True, False):
+        out[f"receipt_pin{int(pin)}"] = _receipt_rate(device, top, pin)
+    for w in workers:
+        out[f"workers_{w}"] = _workers_rate(device, w, per_worker)
+        print("limits", w, round(out[f"workers_{w}"]), flush=True)
+    out["deferred_1024"] = _deferred_rate(device, top, max(2, per_worker * 3 // 4))
+    print("limits", {k: round(v) for k, v in out.items()}, flush=True)
+    return out
+
+
+def _timed_pass(loader, device: str, key: str, first_wave: int) -> float:
+    """Images/s of one pass over ``loader`` (items carry ``key``: images, moved to ``device``,
+    or frames, rendered there): the items after the ``first_wave`` (one per worker, which
+    the workers draw at once when the pass starts) over the time from the first item to the
+    last, so that neither start-up nor prefetched items count."""
+    t, got = None, 0
+    for i, b in enumerate(loader):
+        v = b[key]
+        (v.to(device, non_blocking=True) if key == "images" else v.render(device)).float().mean()
+        if t is None:
+            if device == "cuda":
+                torch.cuda.synchronize()
+            t = time.perf_counter()
+        if i >= first_wave:
+            got += len(v)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    return got / (time.perf_counter() - t)
+
+
+def _receipt_rate(device: str, workers: int, pin: bool) -> float:
+    """Images/s a DataLoader hands over from ``workers`` workers yielding ready-made batches."""
+    from torch.utils.data import DataLoader
+
+    loader = DataLoader(_Blank(workers * 8), batch_size=None, num_workers=workers,
+                        pin_memory=pin and device == "cuda", prefetch_factor=4)
+    return _timed_pass(loader, device, "images", workers)
+
+
+def _workers_rate(device: str, workers: int, per_worker: int) -> float:
+    """Images/s of the ELVIS stream drawn on the CPU by ``workers`` workers, then moved."""
+    from torch.utils.data import DataLoader
+
+    from engine.streams import stream
+
+    count = 256 * per_worker * workers
+    loader = DataLoader(stream("elvis/*", seed=4, batch_size=256, size=SIZE, count=count, threads=1),
+                        batch_size=None, num_workers=workers, pin_memory=device == "cuda", prefetch_factor=2)
+    return _timed_pass(loader, device, "images", workers)
+
+
+def _deferred_rate(device: str, workers: int, per_worker: int) -> float:
+    """Images/s of the deferred ELVIS stream in batches of 1,024 from ``workers`` DataLoader
+    workers (``per_worker`` each), rendered in the main process on ``device``."""
+    from torch.utils.data import DataLoader
+
+    from engine.streams import stream
+
+    batches = per_worker * workers
+    loader = DataLoader(stream("elvis/*", seed=6, batch_size=1024, size=SIZE, count=1024 * batches, threads=1,
+                               defer=True), batch_size=None, num_workers=workers,
+                        pin_memory=device == "cuda", prefetch_factor=2)
+    render(make_scenes(20, 8), SIZE, device=device)       # the device path compiled before the pass
+    return _timed_pass(loader, device, "frames", workers)
+
+
+def held_frames(device: str = "cuda", batches=(256, 1024), images: int = 2048, tiled: bool = True) -> dict:
+    """The GPU side of a deferred ELVIS stream alone: images/s of rendering frames the main
+    process already holds (sampled beforehand, pinned on CUDA), per batch size, on the default
+    path (the fused pass where Triton is installed) and on the tiled path eager and compiled;
+    and a profile of one default render of the first batch size (kernel launches, device
+    time, the kernels taking most of it)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    from engine.streams import stream
+
+    out: dict = {}
+    held = {}
+    for bs in batches:
+        it = iter(stream("elvis/*", seed=5, batch_size=bs, size=SIZE, defer=True))
+        held[bs] = [next(it)["frames"] for _ in range(max(1, images // bs))]
+        if device == "cuda":                   # as a DataLoader with pin_memory=True hands them over
+            held[bs] = [f.pin_memory() for f in held[bs]]
+
+    def draw(bs):
+        for f in held[bs]:
+            f.render(device).float().mean()
+        if device == "cuda":
+            torch.cuda.synchronize()
+    for bs in batches:
+        out[f"default_{bs}"] = rate(len(held[bs]) * bs, lambda bs=bs: draw(bs), 3)[0]
+    bs = batches[0]
+    acts = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    with profile(activities=acts) as prof:
+        t = time.perf_counter()
+        held[bs][0].render(device).float().mean()
+        if device == "cuda":
+            torch.cuda.synchronize()
+        out["one_render_ms"] = (time.perf_counter() - t) * 1e3
+    ev = prof.key_averages()
+    kern = [e for e in ev if e.device_type.name == "CUDA" and e.device_time_total > 0]
+    out["launches"] = sum(e.count for e in kern)
+    out["device_ms"] = sum(e.device_time_total for e in kern) / 1e3
+    kern.sort(key=lambda e: -e.device_time_total)
+    out["top"] = [(e.key[:70], e.count, round(e.device_time_total / 1e3, 2)) for e in kern[:10]]
+    ops = sorted((e for e in ev if e.device_type.name == "CPU"), key=lambda e: -e.self_cpu_time_total)
+    out["cpu_top"] = [(e.key[:50], e.count, round(e.self_cpu_time_total / 1e3, 2)) for e in ops[:10]]
+    if tiled and device == "cuda":
+        os.environ[FUSED_ENV] = "0"
+        try:
+            for name, env in (("tiled", "0"), ("tiled_compiled", "1")):
+                os.environ[COMPILE_ENV] = env
+                for bs in batches:
+                    out[f"{name}_{bs}"] = rate(len(held[bs]) * bs, lambda bs=bs: draw(bs), 3)[0]
+        finally:
+            os.environ.pop(COMPILE_ENV, None)
+            os.environ.pop(FUSED_ENV)
+    for k, v in out.items():
+        print("held", k, v if isinstance(v, list) else round(v, 2), flush=True)
+    return out
+
+
 def eval_rates(quick: bool) -> dict:
     """Samples/s of in-process evaluation (render, a tiny random checkpoint answers, replies
     read) with rendering and the model on the CPU, and on CUDA."""
@@ -260,9 +431,13 @@ def run(quick: bool = False) -> dict:
     t0 = time.perf_counter()
     res = {"parity": parity(2 if quick else int(os.environ.get("PROCVIS_PARITY_TASKS", 12))),
            "render": render_rates(quick), "upload": upload_ms(), "first": first_render_seconds(),
-           "stream": stream_rates(quick), "eval": eval_rates(quick)}
+           "stream": stream_rates(quick), "limits": stream_limits(per_worker=3 if quick else 8),
+           "held": held_frames(images=512 if quick else 2048), "eval": eval_rates(quick)}
     res["meta"] = run_meta(gpu=torch.cuda.get_device_name(0), seconds=round(time.perf_counter() - t0))
     return res
+
+
+_PATHS = {"cuda": "", "tiled": ", tiled", "compiled": ", tiled compiled"}
 
 
 def _f(v) -> str:
@@ -279,10 +454,10 @@ def to_markdown(r: dict) -> str:
     for p in r["parity"]:
         lines.append(f"| `{p['family']}` | {p['tasks']} | {p['panels']} | {p['max']} | "
                      f"{p['over2']} of {p['values']:,} | {p['worst'] or '-'} |")
-    cols = [k for k in r["render"][0] if k.startswith(("cuda_", "compiled_"))]
+    cols = [k for k in r["render"][0] if k.startswith(("cuda_", "tiled_", "compiled_"))]
     lines += ["", "Rendering a collated batch at 224 px, images/s (median; CUDA includes copying the "
               "primitives to the device; numba uses every CPU core of the same machine):", "",
-              "| primitives | numba (CPU) | " + " | ".join(f"CUDA{', compiled' if c.startswith('compiled') else ''}, batch {c.split('_')[1]}" for c in cols) + " |",
+              "| primitives | numba (CPU) | " + " | ".join(f"CUDA{_PATHS[c.split('_')[0]]}, batch {c.split('_')[1]}" for c in cols) + " |",
               "| ---: | ---: | " + " | ".join("---:" for _ in cols) + " |"]
     for row in r["render"]:
         lines.append(f"| {row['prims']} | {_f(row['numba'])} | " + " | ".join(_f(row[c]) for c in cols) + " |")
@@ -294,6 +469,7 @@ def to_markdown(r: dict) -> str:
               + "; ".join(f"{k.replace('_', ' ')} " + (f"{v[0]:.2f} then {v[1]:.3f}" if isinstance(v, tuple) else v)
                           for k, v in f.items()) + "."]
     s, e = r["stream"], r["eval"]
+    lines += _limits_lines(r["limits"], r["held"])
     lines += ["", f"`stream('elvis/*')` at 224 px, batch {s['batch']}, {s['images']} images into GPU memory: "
               f"rendered on CUDA in the main process {_f(s['cuda_main'])} images/s; rendered on the CPU by "
               f"{s['workers']} DataLoader workers and copied {_f(s['cpu_workers_to_cuda'])} images/s; sampled by those "
@@ -302,6 +478,24 @@ def to_markdown(r: dict) -> str:
               f"In-process evaluation ({e['n']} `shapes/*` samples, tiny random checkpoint, 8 new tokens): "
               f"CPU {_f(e['cpu'])} samples/s, CUDA {_f(e['cuda'])} samples/s; same answers: {e['same_answers']}.", ""]
     return "\n".join(lines)
+
+
+def _limits_lines(lim: dict, held: dict) -> list[str]:
+    """The markdown of :func:`stream_limits` and :func:`held_frames`."""
+    ws = sorted(int(k.split("_")[1]) for k in lim if k.startswith("workers_"))
+    return ["", f"What bounds `stream('elvis/*')` into GPU memory ({lim['cores']} cores), images/s: one process "
+            f"sampling and collating only {lim['sample_only_1proc']:,.0f}, also drawing on the CPU (one thread) "
+            f"{lim['sample_draw_1proc_1thread']:,.0f}; the DataLoader alone handing over ready-made batches of 256 "
+            f"images from {ws[-1]} workers {lim['receipt_pin1']:,.0f} pinned, {lim['receipt_pin0']:,.0f} not; the "
+            "stream drawn on the CPU by " + ", ".join(f"{w}: {lim[f'workers_{w}']:,.0f}" for w in ws)
+            + " workers; the main process rendering ELVIS frames it already holds: "
+            + "; ".join(f"{name} " + ", ".join(f"{held[k]:,.0f} (batch {k.rsplit('_', 1)[1]})" for k in held
+                                               if k.rsplit("_", 1)[0] == key)
+                        for name, key in (("default", "default"), ("tiled", "tiled"),
+                                          ("tiled compiled", "tiled_compiled")) if f"{key}_256" in held)
+            + f"; {ws[-1]} workers only sampling, batches of 1,024 rendered in the main process: "
+            f"{lim['deferred_1024']:,.0f}; one default batch of 256: "
+            f"{held['launches']} kernel launches, {held['device_ms']:.1f} ms of device time."]
 
 
 def main(quick: bool = False, out: str | None = None) -> int:

@@ -21,6 +21,7 @@ TILE = 16
 ENTRY_BUDGET = 1 << 14          # (tile, primitive) entries evaluated at once
 ELEMENT_BUDGET = 1 << 24        # entries x pixels x vertices in one polygon evaluation
 COMPILE_ENV = "PROCVIS_COMPILE"  # "1": coverage compiled into fused kernels on CUDA
+FUSED_ENV = "PROCVIS_FUSED"      # "0": the tiled path on a GPU even where the fused pass could draw
 
 
 def _local(dx, dy, cs):
@@ -139,13 +140,24 @@ def _coverage_on(device: torch.device):
     return _coverage
 
 
+def _fused(device: torch.device):
+    """The module of the fused per-tile pass when it can draw on ``device`` (a GPU, or Triton
+    interpreting on the CPU; Triton installed; ``$PROCVIS_FUSED`` not ``0``), else ``None``.
+    Triton is imported only then."""
+    if os.environ.get(FUSED_ENV, "1") == "0" or (device.type != "cuda" and os.environ.get("TRITON_INTERPRET") != "1"):
+        return None
+    from . import raster_triton
+    return raster_triton if raster_triton.triton is not None else None
+
+
 def rasterize(prep: Prepared, height: int, width: int, background: torch.Tensor,
               atlas: torch.Tensor, sprites: torch.Tensor, sprite_hw: torch.Tensor) -> torch.Tensor:
     """Render prepared primitives over ``background [B,3,H,W]`` (float in [0,1]).
 
     The host reads the device once per batch (entries per scene, to cut the batch into
-    chunks of bounded work) and once per chunk (group sizes and depth counts); everything
-    else is queued without waiting. Returns a float32 ``[B,3,H,W]`` tensor in [0,1] on the
+    chunks of bounded work) and, unless the fused pass of :mod:`kernels.raster_triton` draws
+    the batch (a GPU with Triton, no glyphs or sprites), once per chunk (group sizes and depth
+    counts); everything else is queued without waiting. Returns a float32 ``[B,3,H,W]`` tensor in [0,1] on the
     primitives' device.
     """
     B, N = prep.geom.shape
@@ -169,7 +181,9 @@ def rasterize(prep: Prepared, height: int, width: int, background: torch.Tensor,
 
     # Entries are counted per scene so that scenes can be taken in chunks of bounded work.
     spans = ((tx1 - tx0 + 1) * (ty1 - ty0 + 1)).clamp_min(0) * live
-    per_scene = spans.sum(1).tolist()
+    textured = (prep.geom >= GLYPH).any().long().view(1)          # glyphs and sprites: not in the fused pass
+    per_scene = torch.cat([spans.sum(1), textured]).tolist()
+    fused = _fused(dev) if per_scene.pop() == 0 else None
     start = 0
     # the hit mask and its compaction hold about 40 bytes per (scene, tile, slot): bounded too
     most_scenes = max(1, element_budget // (TY * TX * N * 4))
@@ -185,8 +199,11 @@ def rasterize(prep: Prepared, height: int, width: int, background: torch.Tensor,
             eb, ey, ex, ek = _compact(hit, work)      # sorted by tile, then draw order
             eb = eb + start
             en = prep.perm[eb, ek]                    # draw position -> slot
-            _composite_entries(prep, eb, ey, ex, en, TY, TX, lx, ly, tiles, atlas, sprites, sprite_hw,
-                               element_budget)
+            if fused:
+                fused.composite(prep, eb, ey, ex, en, TY, TX, tiles, start, stop, T)
+            else:
+                _composite_entries(prep, eb, ey, ex, en, TY, TX, lx, ly, tiles, atlas, sprites, sprite_hw,
+                                   element_budget)
         start = stop
 
     out = tiles.reshape(B, TY, TX, T, T, 3).permute(0, 5, 1, 3, 2, 4).reshape(B, 3, TY * T, TX * T)
