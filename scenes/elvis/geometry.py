@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from engine.placement import PlacementError
+from kernels import outline_stats as ks
 from kernels.clearance import place_run
 
 TRIES = 400
@@ -50,10 +51,10 @@ def place(rng: np.random.Generator, radii, sampler, gap: float, fixed=(), tries:
 def in_box(x0, y0, x1, y1):
     """Sampler of centres keeping the whole disc inside the box."""
     def sample(rng, n, r):
-        lo, hi = np.array([x0 + r, y0 + r]), np.array([x1 - r, y1 - r])
-        if np.any(hi < lo):
+        lx, ly, hx, hy = float(x0 + r), float(y0 + r), float(x1 - r), float(y1 - r)
+        if hx < lx or hy < ly:
             raise PlacementError(f"radius {r:.3f} does not fit in ({x0}, {y0}, {x1}, {y1})")
-        return lo + rng.random((n, 2)) * (hi - lo)
+        return ks.box_points(rng.random((n, 2)), lx, ly, hx - lx, hy - ly)    # ``lo + u * (hi - lo)``
     return sample
 
 
@@ -64,11 +65,13 @@ def in_disc(cx, cy, radius, inner: float = 0.0, a0: float = 0.0, a1: float = 360
         lo, hi = inner + r, radius - r
         if hi < lo:
             raise PlacementError(f"radius {r:.3f} does not fit in a ring {inner:.3f}..{radius:.3f}")
-        rho = np.sqrt(lo ** 2 + rng.random(n) * (hi ** 2 - lo ** 2))
-        # keep the whole disc inside the angular range
-        pad = np.degrees(np.arcsin(np.clip(r / np.maximum(rho, 1e-9), 0, 1)))
-        ang = np.radians(a0 + pad + rng.random(n) * np.maximum(a1 - a0 - 2 * pad, 0))
-        return np.stack([cx + rho * np.cos(ang), cy - rho * np.sin(ang)], 1)
+        # rho = sqrt(lo ** 2 + u * (hi ** 2 - lo ** 2)); the whole disc kept inside the angular
+        # range: pad = degrees(arcsin(clip(r / max(rho, 1e-9), 0, 1))), angles a0 + pad + u' *
+        # max(a1 - a0 - 2 * pad, 0); the trigonometry stays numpy's, whose last bits are its own
+        rho, sine = ks.ring_radii(rng.random(n), lo ** 2, hi ** 2 - lo ** 2, r)
+        pad = np.degrees(np.arcsin(sine))
+        ang = np.radians(ks.sector_angles(pad, rng.random(n), a0, a1 - a0))
+        return ks.polar_points(cx, cy, rho, np.cos(ang), np.sin(ang))
     return sample
 
 
@@ -80,18 +83,7 @@ def mst_margin(points: np.ndarray, k: int) -> float:
     n = len(p)
     if k <= 1 or n <= k:
         return 0.0
-    d = np.hypot(p[:, None, 0] - p[None, :, 0], p[:, None, 1] - p[None, :, 1])
-    seen = np.zeros(n, bool)
-    seen[0] = True
-    best = d[0].copy()
-    edges = []
-    for _ in range(n - 1):
-        best[seen] = np.inf
-        j = int(np.argmin(best))
-        edges.append(best[j])
-        seen[j] = True
-        best = np.minimum(best, d[j])
-    e = np.sort(edges)
+    e = np.sort(ks.mst_edges(p))
     return float(e[-(k - 1)] / max(e[-k], 1e-9))
 
 
@@ -130,9 +122,13 @@ def reflect(points, center, angle_deg: float) -> np.ndarray:
 
 def rotate(points, center, angle_deg: float) -> np.ndarray:
     """Rotate ``points`` ``(K, 2)`` counter-clockwise on screen by ``angle_deg`` about ``center``."""
-    p = np.asarray(points, dtype=np.float64) - center
+    p = np.asarray(points, dtype=np.float64)
     a = math.radians(angle_deg)
     c, s = math.cos(a), math.sin(a)
+    mid = np.asarray(center, dtype=np.float64)
+    if p.ndim == 2 and p.shape[1] == 2 and mid.shape == (2,):
+        return ks.rotated(p, mid[0], mid[1], c, s)
+    p = p - center
     return center + np.stack([c * p[:, 0] + s * p[:, 1], -s * p[:, 0] + c * p[:, 1]], 1)
 
 
@@ -155,13 +151,14 @@ def outline(kind: str, center, radius: float, rotation: float, n: int) -> np.nda
     corners = np.stack([c[0] + radius * np.cos(ang), c[1] - radius * np.sin(ang)], 1)
     extra = n - sides
     per = [extra // sides + (1 if i < extra % sides else 0) for i in range(sides)]
+    xy = corners.tolist()              # plain floats: the same double operations, less overhead
     pts = []
     for i in range(sides):
-        a, b = corners[i], corners[(i + 1) % sides]
-        pts.append(a)
+        (ax, ay), (bx, by) = xy[i], xy[(i + 1) % sides]
+        pts.append((ax, ay))
         for j in range(per[i]):
             t = (j + 1) / (per[i] + 1)
-            pts.append(a * (1 - t) + b * t)
+            pts.append((ax * (1 - t) + bx * t, ay * (1 - t) + by * t))
     return np.array(pts)
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from engine.placement import PlacementError
+from kernels import outline_stats as ks
 from kernels.templates import catmull_rom
 
 from . import geometry as geo
@@ -436,8 +437,8 @@ def _figures(ctx: Context, n: int, extent, gap: float = 0.01) -> np.ndarray:
     for scale in (0.08, 0.04, 0.02, 0.0):
         c = base + rng.uniform(-scale, scale, base.shape)
         inside = ((c - ext[:, None] >= 0.005) & (c + ext[:, None] <= 0.995)).all()
-        d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1]) + np.eye(n) * 9
-        if inside and (d >= ext[:, None] + ext[None, :] + gap).all():
+        # every pair apart; a disc counts as 9 away from itself, so an extent over 4.5 never fits
+        if inside and ks.apart(c, ext, gap) and (9.0 >= ext + ext + gap).all():
             return c
     raise PlacementError(f"{n} discs of extent up to {ext.max():.3f} do not fit")
 
@@ -562,7 +563,7 @@ def _big(ctx: Context, kind: str) -> Layout:
     R = BIG_RADIUS[f.groups]
     groups = [g for g in range(f.groups) for _ in range(n)]
     probe = geo.outline(kind, (0, 0), R * (1 + SMALLEST_FIGURE) / 2, 0.0, n)
-    dmin = min(np.hypot(*(probe[i] - probe[j])) for i in range(n) for j in range(i + 1, n))
+    dmin = np.float64(ks.closest_pair(probe))
     base = min(0.3 * dmin, 0.032)
     obj = _objects(ctx, groups, base)
     centres = _figures(ctx, f.groups, R + base * SIZES["large"])
@@ -579,9 +580,9 @@ def _big(ctx: Context, kind: str) -> Layout:
                                     (SMALLEST_FIGURE * R, R))
             figs[g]["radius"] = how.pop("radius")
             figs[g]["displaced"] = how
-    if not _apart(c, obj["radius"], 0.004):
+    if not ks.apart(c, obj["radius"], 0.004):
         raise PlacementError("outline objects touch")
-    if (c - obj["radius"][:, None] < 0.005).any() or (c + obj["radius"][:, None] > 0.995).any():
+    if not ks.inside(c, obj["radius"], 0.005, 0.995):
         raise PlacementError("an object leaves the canvas")
     return Layout(**obj, centers=c, groups=groups, info={"figures": figs})
 
@@ -594,13 +595,13 @@ SCALES = (0.85, 1.15)        # sizes a broken figure may be redrawn at, in its r
 
 def _mean_nn(c: np.ndarray) -> float:
     """The mean nearest-neighbour distance of centres ``(n, 2)``."""
-    d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1])
-    np.fill_diagonal(d, np.inf)
-    return float(d.min(1).mean())
+    return ks.mean_nearest(c)
 
 
 def _spread(c: np.ndarray) -> float:
     """The RMS distance of centres ``(n, 2)`` from their mean."""
+    if c.dtype == np.float64 and c.flags.c_contiguous:      # the kernel sums in this layout's order
+        return ks.spread(c)
     return float(np.sqrt(((c - c.mean(0)) ** 2).sum(1).mean()))
 
 
@@ -616,7 +617,6 @@ def _displace_stretch(rng: np.random.Generator, c: np.ndarray, radius: np.ndarra
     positive. Returns what moved and the figure's new radius."""
     nn0, spread0 = _mean_nn(c), _spread(c)
     sign = 1 if rng.random() < 0.5 else -1
-    own = slice(first, first + n)
     lo, hi = max(SCALES[0], sizes[0] / R), min(SCALES[1], sizes[1] / R)
     best = None
     for attempt in range(2 * CANDIDATES):
@@ -627,24 +627,24 @@ def _displace_stretch(rng: np.random.Generator, c: np.ndarray, radius: np.ndarra
         k = max(2, int(round(n * rng.uniform(*STRETCH))))
         start = int(rng.integers(n))
         idx = [first + (start + j) % n for j in range(k)]
-        mid = c[idx].mean(0) - centre
-        u = mid / max(np.linalg.norm(mid), 1e-9)
+        mid = np.add.reduce(c[idx], 0) / k - centre          # ``c[idx].mean(0)``, as numpy computes it
+        u = mid / max(math.sqrt(mid.dot(mid)), 1e-9)          # ``np.linalg.norm(mid)``, likewise
         d = float(rng.uniform(*DISPLACE)) * R * sign
         moved = c.copy()
         moved[idx] += u * d
         # redrawn at scale s, a lone figure's distances all scale by s: the sizes that give back
         # the positive's nearest-neighbour distance or spread (and the drawn size) are the ones to try
         nn1, spread1 = _mean_nn(moved), _spread(moved)
-        for scale in sorted({float(np.clip(v, lo, hi)) for v in (1.0, nn0 / nn1, spread0 / spread1,
-                                                                math.sqrt(nn0 * spread0 / (nn1 * spread1)))}):
-            cand = moved.copy()
-            cand[own] = centre + scale * (moved[own] - centre)
-            if not _apart(cand, radius, 0.004) or (cand - radius[:, None] < 0.005).any() \
-                    or (cand + radius[:, None] > 0.995).any():
+        for scale in sorted({_clip(v, lo, hi) for v in (1.0, nn0 / nn1, spread0 / spread1,
+                                                        math.sqrt(nn0 * spread0 / (nn1 * spread1)))}):
+            # ``cand[own] = centre + scale * (moved[own] - centre)`` on a copy, then its statistics
+            cand, ok, nn_c, spread_c = ks.scaled_outline(moved, first, n, centre, scale, radius,
+                                                         0.004, 0.005, 0.995)
+            if not ok:
                 continue
             # their ratio first: in positives nearest-neighbour distance and spread grow together
             # with the figure, so a changed ratio would tell a broken one whatever its size
-            nn2, spread2 = math.log(_mean_nn(cand) / nn0), math.log(_spread(cand) / spread0)
+            nn2, spread2 = math.log(nn_c / nn0), math.log(spread_c / spread0)
             cost = 2 * abs(nn2 - spread2) + abs(nn2) + abs(spread2)
             if best is None or cost < best[0]:
                 best = (cost, cand, {"objects": [i - first for i in idx], "distance": round(d * scale, 4)}, scale * R)
@@ -654,10 +654,9 @@ def _displace_stretch(rng: np.random.Generator, c: np.ndarray, radius: np.ndarra
     return {**best[2], "radius": best[3]}
 
 
-def _apart(c, r, gap) -> bool:
-    d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1])
-    np.fill_diagonal(d, np.inf)
-    return bool((d >= r[:, None] + r[None, :] + gap).all())
+def _clip(v: float, lo: float, hi: float) -> float:
+    """``v`` clipped to ``lo..hi`` as ``float(np.clip(v, lo, hi))`` gives it (NaN stays NaN)."""
+    return v if v != v else min(max(v, lo), hi)
 
 
 def big_triangle(ctx):
@@ -716,19 +715,20 @@ def _along(ctx: Context, curves, n_per, groups_of_curve, margins=None, base=None
         if not breaks:
             raise PlacementError("no curve has room to break")
     c = np.concatenate(pts)
-    curve_of = np.array([k for k, p in enumerate(pts) for _ in p])
-    d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1])
-    np.fill_diagonal(d, np.inf)
-    reach = obj["radius"][:, None] + obj["radius"][None, :]
-    paired = np.zeros_like(d, dtype=bool)
+    curve_of = np.array([k for k, p in enumerate(pts) for _ in p], dtype=np.int64)
+    paired = np.zeros((len(pts), len(pts)), dtype=bool)     # curves whose objects may overlap a little
     for t, o in (twins or {}).items():
-        paired |= np.isin(curve_of, [t, o])[:, None] & np.isin(curve_of, [t, o])[None, :] & \
-            (curve_of[:, None] != curve_of[None, :])
-    if (np.where(paired, d < TWIN_OVERLAP * reach, d < reach + 0.003)).any():
+        paired[np.ix_([t, o], [t, o])] = True
+    np.fill_diagonal(paired, False)
+    if ks.curves_touch(c, obj["radius"], curve_of, paired, TWIN_OVERLAP, 0.003):
         raise PlacementError("curve objects touch")
-    if (c - obj["radius"][:, None] < 0).any() or (c + obj["radius"][:, None] > 1).any():
+    if not ks.inside(c, obj["radius"], 0.0, 1.0):
         raise PlacementError("an object leaves the canvas")
-    extra = [{"overlaps": bool(t)} for t in (d < reach).any(1)] if twins else None
+    extra = None
+    if twins:
+        overlaps = np.empty(len(c), dtype=bool)
+        ks.overlapping_each(c, obj["radius"], overlaps)
+        extra = [{"overlaps": bool(t)} for t in overlaps]
     info = {"curves": [np.round(cv[:: max(1, len(cv) // 24)], 4).tolist() for cv in curves], "breaks": breaks}
     return Layout(**obj, centers=c, groups=groups, extra=extra, info=info)
 
@@ -739,7 +739,9 @@ SHIFT = (0.8, 1.6)           # object spacings a misaligned stretch moves sidewa
 
 def _nearest(a: np.ndarray, b: np.ndarray) -> float:
     """The smallest distance between a point of ``a`` ``(n, 2)`` and one of ``b`` ``(m, 2)``."""
-    return float(np.hypot(a[:, None, 0] - b[None, :, 0], a[:, None, 1] - b[None, :, 1]).min())
+    if not len(a) or not len(b):
+        raise ValueError("no points to measure between")
+    return ks.nearest_between(a, b)
 
 
 def _break_curve(rng: np.random.Generator, curves: list, spacing: float, others: np.ndarray,
@@ -759,9 +761,7 @@ def _break_curve(rng: np.random.Generator, curves: list, spacing: float, others:
         raise PlacementError("a curve this short cannot be broken")
 
     def stats(c):     # (objects close enough to overlap, spread of centres)
-        d = np.hypot(c[:, None, 0] - c[None, :, 0], c[:, None, 1] - c[None, :, 1])
-        close = int((d[np.triu_indices(len(c), 1)] < 0.6 * spacing).sum())
-        return close, _spread(c)
+        return ks.close_pairs(c, 0.6 * spacing), _spread(c)
 
     steps = np.hypot(*np.diff(pts, axis=0).T)
     own = float(np.median(steps))                               # this curve's spacing (``spacing``: the smallest)
@@ -775,7 +775,8 @@ def _break_curve(rng: np.random.Generator, curves: list, spacing: float, others:
         if at in gap or at - 1 in gap:
             continue
         tangent = pts[min(at + 1, n - 1)] - pts[at - 1]
-        tangent /= np.linalg.norm(tangent)
+        tangent /= math.sqrt(tangent.dot(tangent))          # ``np.linalg.norm(tangent)``, as numpy computes it
+        clear = None                                        # how near the others the unbroken rest is
         first = 1 if rng.random() < 0.5 else -1
         kind = kinds[int(rng.integers(len(kinds)))]
         size = float(rng.uniform(*(KINK if kind == "kink" else SHIFT)))
@@ -799,8 +800,9 @@ def _break_curve(rng: np.random.Generator, curves: list, spacing: float, others:
             if (moved < 0.04).any() or (moved > 0.96).any():
                 continue
             if len(others):
-                before = _nearest(np.concatenate([c[at + 1:] for c in curves]), others)
-                if _nearest(moved, others) < min(0.9 * spacing, before):     # no nearer the others than before
+                if clear is None:
+                    clear = _nearest(np.concatenate([c[at + 1:] for c in curves]), others)
+                if _nearest(moved, others) < min(0.9 * spacing, clear):     # no nearer the others than before
                     continue
             now = stats(np.concatenate(outs + [others]))
             cost = (abs(now[0] - close), abs(now[1] - target))
@@ -860,12 +862,11 @@ def _through(rng: np.random.Generator, centre: np.ndarray, angle: float, half: f
     return _curve([centre - half * u, centre - 0.2 * u + b1 * nrm, centre, centre + 0.2 * u + b2 * nrm, centre + half * u])
 
 
-def _around(curve: np.ndarray, n: int, at: float, hole: float, reserve: float = 0.0) -> tuple[np.ndarray, float]:
-    """Arc lengths of ``n`` points along ``curve`` (keeping ``reserve`` from both ends)
-    equally spaced on either side of the arc length ``at``, the nearest ``hole / 2`` from
-    it (one more on the first side when ``n`` is odd). Returns the arc lengths ``(n,)``,
+def _around(length: float, n: int, at: float, hole: float, reserve: float = 0.0) -> tuple[np.ndarray, float]:
+    """Arc lengths of ``n`` points along a curve ``length`` long (keeping ``reserve`` from
+    both ends) equally spaced on either side of the arc length ``at``, the nearest ``hole / 2``
+    from it (one more on the first side when ``n`` is odd). Returns the arc lengths ``(n,)``,
     first side first, and their spacing."""
-    length = geo.arc_length(curve)
     first, second = (n + 1) // 2, n // 2
     step = min((at - hole / 2 - reserve) / max(first - 1, 1), (length - at - hole / 2 - reserve) / max(second - 1, 1))
     if step <= 0:
@@ -894,10 +895,11 @@ def intersected_splines(ctx: Context) -> Layout:
     # the curves cross at the centre with no object on it: the objects nearest the crossing
     # sit far enough out that neighbouring curves' objects do not touch (nothing is hidden)
     step = 0.82 / (n - 1)
+    where = [(geo.arc_length(cv), geo.arc_of(cv, centre)) for cv in curves]
     for _ in range(3):
         base = min(0.3 * step, 0.03)
         hole = (2 * SIZES["large"] * base + 0.012) / math.sin(math.pi / (2 * f.groups))
-        placed = [_around(cv, n, geo.arc_of(cv, centre), hole) for cv in curves]
+        placed = [_around(length, n, at, hole) for length, at in where]
         step = min(p[1] for p in placed)
     return _along(ctx, curves, [n] * f.groups, list(range(f.groups)), base=base,
                   placed=[geo.at_arc(cv, p[0]) for cv, p in zip(curves, placed)], crossing=centre)
@@ -933,18 +935,19 @@ def overlap_splines(ctx: Context) -> Layout:
     cross = min(abs((x - y + 90) % 180 - 90) for i, x in enumerate(angles) for y in angles[:i]) if f.groups > 1 else 90
     cross = math.radians(max(cross, 20.0))
     step = 0.88 / (n - 1)
+    where = [(geo.arc_length(cv), geo.arc_of(cv, centre)) for cv in curves]
     for _ in range(3):
         half = step / 2
         base = min(0.6 * half, 0.03, 0.85 * math.hypot(half, OFFSET) / (2 * SIZES["large"] * TWIN_OVERLAP))
         hole = (2 * SIZES["large"] * base + 0.008) / math.sin(cross / 2) + 2 * OFFSET / math.sin(cross)
-        arcs = [_around(cv, n, geo.arc_of(cv, centre), hole, reserve=half if k == 0 else 0.0)
-                for k, cv in enumerate(curves)]
+        arcs = [_around(length, n, at, hole, reserve=half if k == 0 else 0.0)
+                for k, (length, at) in enumerate(where)]
         step = min(p[1] for p in arcs)
     t = arcs[0][0]
     twin = t + np.where(np.arange(n) < (n + 1) // 2, -half, half)
     placed = [geo.at_arc(cv, a) for cv, (a, _) in zip(curves, arcs)]
     placed.append(geo.at_arc(curves[0], twin) + OFFSET * _normal_at(curves[0], twin))
-    curves.append(curves[0] + OFFSET * _normal_at(curves[0], np.array([geo.arc_of(curves[0], centre)])))
+    curves.append(curves[0] + OFFSET * _normal_at(curves[0], np.array([where[0][1]])))
     return _along(ctx, curves, [n] * (f.groups + 1), list(range(f.groups + 1)), base=base, twins={f.groups: 0},
                   placed=placed, crossing=centre)
 

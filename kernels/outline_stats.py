@@ -1,0 +1,357 @@
+"""Compiled exact pair statistics of small point sets (scene units) for ELVIS layouts.
+
+Every distance is ``math.hypot(x_i - x_j, y_i - y_j)``, the value ``np.hypot`` gives for the
+same differences; minima, counts and comparisons of those values are exact whatever the order.
+Means repeat numpy's own float64 summation order (:func:`pairwise_sum` for a 1-D array, row
+after row for a column sum), so that results match the numpy expressions they replace bit for
+bit; ``tests/test_elvis_speed_reference.py`` checks both against numpy.
+"""
+from __future__ import annotations
+
+import math
+
+import numba
+import numpy as np
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def nearest_each(c: np.ndarray, out: np.ndarray) -> None:
+    """Fill ``out[i]`` with the distance from ``c[i]`` to its nearest other point of ``c``
+    ``(n, 2)`` (``inf`` when it has none, NaN when a distance is NaN), as ``d.min(1)`` of the
+    distance matrix with an infinite diagonal. Returns nothing."""
+    n = c.shape[0]
+    for i in range(n):
+        out[i] = np.inf
+    for i in range(n):
+        for j in range(i + 1, n):
+            d = math.hypot(c[i, 0] - c[j, 0], c[i, 1] - c[j, 1])
+            if d < out[i] or d != d:
+                if out[i] == out[i]:
+                    out[i] = d
+            if d < out[j] or d != d:
+                if out[j] == out[j]:
+                    out[j] = d
+
+
+PW_BLOCK = 128                # numpy's pairwise-summation block (``PW_BLOCKSIZE``)
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def _block_sum(a: np.ndarray, lo: int, n: int) -> float:
+    """The sum of ``a[lo:lo + n]`` (``n <= PW_BLOCK``) as numpy's pairwise summation adds a
+    block: one by one below 8 elements, else in 8 interleaved partial sums. Returns it."""
+    if n < 8:
+        res = 0.0
+        for i in range(lo, lo + n):
+            res += a[i]
+        return res
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - n % 8:
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    res = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        res += a[lo + i]
+        i += 1
+    return res
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def _half(n: int) -> int:
+    """Where numpy's pairwise summation splits ``n > PW_BLOCK`` elements: at about half, a
+    multiple of 8."""
+    h = n // 2
+    return h - h % 8
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def pairwise_sum(a: np.ndarray, lo: int, n: int) -> float:
+    """The sum of ``a[lo:lo + n]`` in the order ``np.add.reduce`` adds a contiguous float64
+    array: a block up to :data:`PW_BLOCK` (:func:`_block_sum`), above it the sum of its two
+    halves (:func:`_half`), each summed alike. Returns the sum."""
+    if n <= PW_BLOCK:
+        return _block_sum(a, lo, n)
+    # numpy recurses; a cached numba function may not, so the same tree is walked with a stack
+    # of frames: ``stage`` 0 = left half pending, 1 = right half pending (``left`` holds the first)
+    f_lo, f_n = np.empty(64, np.int64), np.empty(64, np.int64)
+    stage, left = np.zeros(64, np.int64), np.empty(64)
+    top = 0
+    f_lo[0], f_n[0] = lo, n
+    while True:
+        if f_n[top] > PW_BLOCK:                       # descend into the left half
+            stage[top] = 0
+            f_lo[top + 1], f_n[top + 1] = f_lo[top], _half(f_n[top])
+            top += 1
+            continue
+        value = _block_sum(a, f_lo[top], f_n[top])
+        top -= 1
+        while top >= 0 and stage[top] == 1:           # both halves done: combine and go up
+            value = left[top] + value
+            top -= 1
+        if top < 0:
+            return value
+        left[top], stage[top] = value, 1              # left half done: the right one next
+        h = _half(f_n[top])
+        f_lo[top + 1], f_n[top + 1] = f_lo[top] + h, f_n[top] - h
+        top += 1
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def mean_nearest(c: np.ndarray) -> float:
+    """The mean nearest-neighbour distance of ``c`` ``(n, 2)``, as
+    ``d.min(1).mean()`` of its distance matrix with an infinite diagonal."""
+    nn = np.empty(c.shape[0])
+    nearest_each(c, nn)
+    return pairwise_sum(nn, 0, nn.shape[0]) / nn.shape[0]
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def spread(c: np.ndarray) -> float:
+    """The RMS distance of ``c`` ``(n, 2)`` from its mean, as
+    ``np.sqrt(((c - c.mean(0)) ** 2).sum(1).mean())``."""
+    n = c.shape[0]
+    m0, m1 = 0.0, 0.0
+    for i in range(n):
+        m0 += c[i, 0]
+        m1 += c[i, 1]
+    m0 /= n
+    m1 /= n
+    sq = np.empty(n)
+    for i in range(n):
+        d0, d1 = c[i, 0] - m0, c[i, 1] - m1
+        sq[i] = d0 * d0 + d1 * d1
+    return math.sqrt(pairwise_sum(sq, 0, n) / n)
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def apart(c: np.ndarray, r: np.ndarray, gap: float) -> bool:
+    """Whether every two discs of centres ``c`` ``(n, 2)`` and radii ``r`` ``(n,)`` lie at
+    least ``gap`` apart: ``d >= (r_i + r_j) + gap`` for every pair (False on NaN)."""
+    n = c.shape[0]
+    for i in range(n):
+        for j in range(i + 1, n):
+            d = math.hypot(c[i, 0] - c[j, 0], c[i, 1] - c[j, 1])
+            if not d >= (r[i] + r[j]) + gap:
+                return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def inside(c: np.ndarray, r: np.ndarray, lo: float, hi: float) -> bool:
+    """Whether every disc of centres ``c`` ``(n, 2)`` and radii ``r`` keeps ``c - r >= lo``
+    and ``c + r <= hi`` on both axes (True on NaN, as the negated numpy tests are)."""
+    for i in range(c.shape[0]):
+        for k in range(2):
+            if c[i, k] - r[i] < lo or c[i, k] + r[i] > hi:
+                return False
+    return True
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def outline_candidate(c: np.ndarray, r: np.ndarray, gap: float, lo: float, hi: float) -> tuple:
+    """:func:`apart` and :func:`inside` together, then the statistics a candidate is judged
+    by. Returns ``(ok, mean_nearest(c), spread(c))``, the two zero when not ``ok``."""
+    if not inside(c, r, lo, hi) or not apart(c, r, gap):
+        return False, 0.0, 0.0
+    return True, mean_nearest(c), spread(c)
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def closest_pair(c: np.ndarray) -> float:
+    """The smallest distance between two points of ``c`` ``(n, 2)`` (``inf`` when ``n < 2``;
+    NaN when a distance is NaN)."""
+    best = np.inf
+    n = c.shape[0]
+    for i in range(n):
+        for j in range(i + 1, n):
+            d = math.hypot(c[i, 0] - c[j, 0], c[i, 1] - c[j, 1])
+            if d != d:
+                return d
+            if d < best:
+                best = d
+    return best
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def nearest_between(a: np.ndarray, b: np.ndarray) -> float:
+    """The smallest distance from a point of ``a`` ``(n, 2)`` to one of ``b`` ``(m, 2)``
+    (``inf`` when either is empty; NaN when a distance is NaN)."""
+    best = np.inf
+    for i in range(a.shape[0]):
+        for j in range(b.shape[0]):
+            d = math.hypot(a[i, 0] - b[j, 0], a[i, 1] - b[j, 1])
+            if d != d:
+                return d
+            if d < best:
+                best = d
+    return best
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def close_pairs(c: np.ndarray, limit: float) -> int:
+    """How many pairs ``i < j`` of points of ``c`` ``(n, 2)`` lie closer than ``limit``."""
+    count = 0
+    n = c.shape[0]
+    for i in range(n):
+        for j in range(i + 1, n):
+            if math.hypot(c[i, 0] - c[j, 0], c[i, 1] - c[j, 1]) < limit:
+                count += 1
+    return count
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def curves_touch(c: np.ndarray, r: np.ndarray, curve_of: np.ndarray, paired: np.ndarray, share: float,
+                 gap: float) -> bool:
+    """Whether two discs of centres ``c`` ``(n, 2)`` and radii ``r`` touch: closer than
+    ``share * (r_i + r_j)`` when their curves ``curve_of[i], curve_of[j]`` are ``paired``
+    (``(k, k)`` booleans), else closer than ``(r_i + r_j) + gap``."""
+    n = c.shape[0]
+    for i in range(n):
+        for j in range(i + 1, n):
+            d = math.hypot(c[i, 0] - c[j, 0], c[i, 1] - c[j, 1])
+            reach = r[i] + r[j]
+            if paired[curve_of[i], curve_of[j]]:
+                if d < share * reach:
+                    return True
+            elif d < reach + gap:
+                return True
+    return False
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def overlapping_each(c: np.ndarray, r: np.ndarray, out: np.ndarray) -> None:
+    """Fill ``out[i]`` with whether disc ``i`` (centres ``c`` ``(n, 2)``, radii ``r``) comes
+    closer than ``r_i + r_j`` to another. Returns nothing."""
+    n = c.shape[0]
+    for i in range(n):
+        out[i] = False
+    for i in range(n):
+        for j in range(i + 1, n):
+            if math.hypot(c[i, 0] - c[j, 0], c[i, 1] - c[j, 1]) < r[i] + r[j]:
+                out[i] = True
+                out[j] = True
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def scaled_outline(c: np.ndarray, first: int, n: int, centre: np.ndarray, scale: float, r: np.ndarray,
+                   gap: float, lo: float, hi: float) -> tuple:
+    """A copy of ``c`` ``(m, 2)`` with rows ``first:first + n`` moved to ``centre + scale *
+    (c - centre)`` (each coordinate as numpy computes that expression), judged by
+    :func:`outline_candidate`. Returns ``(copy, ok, mean nearest distance, spread)``."""
+    out = c.copy()
+    for i in range(first, first + n):
+        for k in range(2):
+            out[i, k] = centre[k] + scale * (c[i, k] - centre[k])
+    ok, nn, sp = outline_candidate(out, r, gap, lo, hi)
+    return out, ok, nn, sp
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def mst_edges(p: np.ndarray) -> np.ndarray:
+    """The ``n - 1`` edge lengths of the minimum spanning tree of ``p`` ``(n, 2)``, in the
+    order Prim's algorithm from point 0 adds them: each step takes the first of the nearest
+    unreached points (``np.argmin`` over the reach so far, reached points at ``inf``; NaN
+    first, as numpy). Returns them ``(n - 1,)``."""
+    n = p.shape[0]
+    seen = np.zeros(n, np.bool_)
+    best = np.empty(n)
+    for i in range(n):
+        best[i] = math.hypot(p[0, 0] - p[i, 0], p[0, 1] - p[i, 1])
+    seen[0] = True
+    edges = np.empty(max(n - 1, 0))
+    for e in range(n - 1):
+        for i in range(n):
+            if seen[i]:
+                best[i] = np.inf
+        j = 0
+        for i in range(n):
+            if best[i] != best[i]:
+                j = i
+                break
+            if best[i] < best[j]:
+                j = i
+        edges[e] = best[j]
+        seen[j] = True
+        for i in range(n):
+            d = math.hypot(p[j, 0] - p[i, 0], p[j, 1] - p[i, 1])
+            if d < best[i] or d != d:
+                if best[i] == best[i]:
+                    best[i] = d
+    return edges
+
+
+# The samplers' arithmetic between numpy's transcendental functions (which stay in numpy, as
+# its own implementations of them may differ from the C library's in the last bit).
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def ring_radii(u: np.ndarray, lo2: float, span: float, r: float) -> tuple:
+    """Radii ``rho = np.sqrt(lo2 + u * span)`` of points in a ring, and the sine of the angle
+    a disc of radius ``r`` there takes, ``np.clip(r / np.maximum(rho, 1e-9), 0, 1)`` (numpy's
+    NaN and tie rules). Returns ``(rho, sine)``, both ``(n,)``."""
+    n = u.shape[0]
+    rho, sine = np.empty(n), np.empty(n)
+    for i in range(n):
+        p = math.sqrt(lo2 + u[i] * span)
+        rho[i] = p
+        x = r / (p if (p >= 1e-9 or p != p) else 1e-9)
+        if x == x:
+            x = x if x > 0.0 else 0.0
+            x = x if x < 1.0 else 1.0
+        sine[i] = x
+    return rho, sine
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def sector_angles(pad: np.ndarray, u: np.ndarray, a0: float, width: float) -> np.ndarray:
+    """Angles ``a0 + pad + u * np.maximum(width - 2 * pad, 0)`` (degrees) of points in a sector
+    ``width`` wide, kept ``pad`` from its edges. Returns them ``(n,)``."""
+    n = pad.shape[0]
+    out = np.empty(n)
+    for i in range(n):
+        room = width - 2.0 * pad[i]
+        out[i] = (a0 + pad[i]) + u[i] * (room if (room >= 0.0 or room != room) else 0.0)
+    return out
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def polar_points(cx: float, cy: float, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
+    """Points ``(cx + rho * cos, cy - rho * sin)`` (y down). Returns them ``(n, 2)``."""
+    n = rho.shape[0]
+    out = np.empty((n, 2))
+    for i in range(n):
+        out[i, 0] = cx + rho[i] * cos[i]
+        out[i, 1] = cy - rho[i] * sin[i]
+    return out
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def box_points(u: np.ndarray, x0: float, y0: float, w: float, h: float) -> np.ndarray:
+    """Points ``(x0, y0) + u * (w, h)`` for ``u`` ``(n, 2)``. Returns them ``(n, 2)``."""
+    n = u.shape[0]
+    out = np.empty((n, 2))
+    for i in range(n):
+        out[i, 0] = x0 + u[i, 0] * w
+        out[i, 1] = y0 + u[i, 1] * h
+    return out
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def rotated(p: np.ndarray, cx: float, cy: float, cos: float, sin: float) -> np.ndarray:
+    """Points ``p`` ``(n, 2)`` turned about ``(cx, cy)``: with ``(x, y) = p - (cx, cy)``,
+    ``(cx + (cos * x + sin * y), cy + (-sin * x + cos * y))``. Returns them ``(n, 2)``."""
+    n = p.shape[0]
+    out = np.empty((n, 2))
+    for i in range(n):
+        x, y = p[i, 0] - cx, p[i, 1] - cy
+        out[i, 0] = cx + (cos * x + sin * y)
+        out[i, 1] = cy + (-sin * x + cos * y)
+    return out
