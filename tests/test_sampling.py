@@ -1,6 +1,7 @@
 """Per-sample randomness: identical samples whatever the order, batch, worker or process."""
 import hashlib
 import json
+import math
 import subprocess
 import sys
 
@@ -177,3 +178,36 @@ def test_elvis_placement_refuses_radii_that_are_not_finite():
     from scenes.elvis import geometry as geo
     with pytest.raises(ValueError, match="radii must be finite"):
         geo.place(np.random.default_rng(0), [0.05, float("nan")], geo.in_box(0, 0, 1, 1), 0.01)
+
+
+def test_draw_shapes_pushes_the_primitives_draw_shape_would():
+    """The many-at-once path equals one draw_shape call per shape, field by field (signed
+    zero rotations included), and a bad value gets the one-at-a-time error."""
+    from engine.scene import Scene
+    from engine.shapes import SHAPES, draw_shape, draw_shapes
+
+    rng = np.random.default_rng(4)
+    n = 300
+    names = [SHAPES[i] for i in rng.integers(len(SHAPES), size=n)]
+    centers = rng.uniform(-0.2, 1.2, (n, 2))
+    radii = rng.uniform(0, 0.3, n)
+    radii[:3] = 0.0
+    rots = np.where(rng.random(n) < 0.3, 0.0, rng.uniform(-400, 400, n))
+    colours = [tuple(int(v) for v in rng.integers(0, 256, 3)) for _ in range(n)]
+    colours[5] = [10, 20, 30]                                      # a list is a colour too
+    fast, slow = Scene(), Scene()
+    draw_shapes(fast, names, centers, radii, colours, rots)
+    for i in range(n):
+        draw_shape(slow, names[i], (float(centers[i, 0]), float(centers[i, 1])), float(radii[i]), colours[i],
+                   rotation=float(rots[i]))
+    assert len(fast.primitives) == n
+    for a, b in zip(fast.primitives, slow.primitives):
+        assert repr(tuple(a)[:-2]) == repr(tuple(b)[:-2]) and a.index == b.index
+        assert a.verts is b.verts or np.array_equal(a.verts, b.verts)
+        assert math.copysign(1.0, a.rotation) == math.copysign(1.0, b.rotation)
+    for bad, match in (({"radii": [-1.0]}, "radius"), ({"centers": [[np.nan, 0.5]]}, "center"),
+                       ({"shapes": ["blob"]}, "blob"), ({"rotations": [np.inf]}, "rotation")):
+        args = {"shapes": ["circle"], "centers": [[0.5, 0.5]], "radii": [0.1], "colors": [(1, 2, 3)],
+                "rotations": [0.0], **bad}
+        with pytest.raises(ValueError, match=match):
+            draw_shapes(Scene(), args["shapes"], args["centers"], args["radii"], args["colors"], args["rotations"])

@@ -21,7 +21,7 @@ import numpy as np
 from engine.placement import PlacementError
 from engine.sample import Draw
 from engine.scene import Scene
-from engine.shapes import draw_shape
+from engine.shapes import draw_shapes
 
 from .attributes import BACKGROUND, named_colours
 from .factors import CATEGORIES, Factors, enumerate_factors
@@ -74,21 +74,28 @@ def draw(lay: Layout) -> tuple[Scene, list[dict]]:
     s = Scene(background=BACKGROUND)
     for b in lay.behind:
         s.circle(tuple(b["center"]), b["radius"], color=tuple(b["rgb"]))
-    objects = []
-    for i, shape in enumerate(lay.shape):
-        rgb = tuple(lay.rgb[i]) if lay.rgb else named_colours()[lay.color[i]]
-        center = (float(lay.centers[i, 0]), float(lay.centers[i, 1]))
-        r = float(lay.radius[i])
-        rot = float(lay.rotation[i]) if lay.rotation else 0.0
-        extra = dict(lay.extra[i]) if lay.extra else {}
-        prim = len(s.primitives)
-        if shape == "pacman":
-            s.pacman(center, r, mouth=extra["mouth"], direction=extra["direction"], color=rgb)
-        else:
-            draw_shape(s, shape, center, r, rgb, rotation=rot)
-        objects.append({"shape": shape, "color": lay.color[i], "rgb": list(rgb), "size": lay.size[i],
-                        "radius": round(r, 5), "center": [round(center[0], 5), round(center[1], 5)],
-                        "rotation": round(rot, 3), "group": int(lay.groups[i]), "prim": prim, **extra})
+    n = len(lay.shape)
+    shapes = list(lay.shape)
+    rgbs = [tuple(v) for v in lay.rgb] if lay.rgb else [named_colours()[c] for c in lay.color]
+    centers = np.asarray(lay.centers, dtype=np.float64).reshape(n, 2)
+    radii = np.asarray(lay.radius, dtype=np.float64).reshape(n)
+    rots = [float(v) for v in lay.rotation] if lay.rotation else [0.0] * n
+    extras = list(lay.extra) if lay.extra else [{}] * n
+    first = len(s.primitives)
+    i = 0
+    while i < n:                               # runs of named shapes at once, each pac-man on its own
+        j = shapes.index("pacman", i) if "pacman" in shapes[i:] else n
+        if j > i:
+            draw_shapes(s, shapes[i:j], centers[i:j], radii[i:j], rgbs[i:j], rots[i:j])
+        if j < n:
+            s.pacman((float(centers[j, 0]), float(centers[j, 1])), float(radii[j]), mouth=extras[j]["mouth"],
+                     direction=extras[j]["direction"], color=rgbs[j])
+        i = j + 1
+    objects = [{"shape": shape, "color": lay.color[i], "rgb": list(rgb), "size": lay.size[i], "radius": round(r, 5),
+                "center": [round(x, 5), round(y, 5)], "rotation": round(rot, 3), "group": int(lay.groups[i]),
+                "prim": first + i, **extra}
+               for i, (shape, rgb, r, (x, y), rot, extra) in enumerate(zip(shapes, rgbs, radii.tolist(),
+                                                                          centers.tolist(), rots, extras))]
     for o in lay.front:
         s.circle(tuple(o["center"]), o["radius"], color=tuple(o["rgb"]))
     return s, objects
