@@ -235,8 +235,8 @@ def stream_rates(quick: bool) -> dict:
 
 
 class _Blank(torch.utils.data.IterableDataset):
-    """``n`` ready-made ``[256,3,224,224]`` uint8 batches per worker: what a DataLoader alone
-    can hand over (no sampling, no drawing)."""
+    """``n`` ready-made ``[256,3,224,224]`` uint8 batches in all, shared among the workers:
+    what a DataLoader alone can hand over (no sampling, no drawing)."""
 
     def __init__(self, n: int):
         self.n = n

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import warnings
 
 import torch
 import torch.nn.functional as F
@@ -140,14 +141,37 @@ def _coverage_on(device: torch.device):
     return _coverage
 
 
+_FUSED_STATE: dict = {}         # "failed": why the fused pass could not be built here (then never tried again)
+
+
 def _fused(device: torch.device):
     """The module of the fused per-tile pass when it can draw on ``device`` (a GPU, or Triton
-    interpreting on the CPU; Triton installed; ``$PROCVIS_FUSED`` not ``0``), else ``None``.
-    Triton is imported only then."""
+    interpreting on the CPU; Triton installed; ``$PROCVIS_FUSED`` not ``0``; not failed to
+    build in this process), else ``None``. Triton is imported only then."""
     if os.environ.get(FUSED_ENV, "1") == "0" or (device.type != "cuda" and os.environ.get("TRITON_INTERPRET") != "1"):
+        return None
+    if "failed" in _FUSED_STATE:
         return None
     from . import raster_triton
     return raster_triton if raster_triton.triton is not None else None
+
+
+def _composite_fused(fused, *args) -> bool:
+    """Run the fused pass (``fused.composite(*args)``); False when its first use in this
+    process fails to build (no C compiler for Triton's launcher, an unsupported GPU), after a
+    one-time warning, so that the caller draws with the tiled path. Later failures raise."""
+    if _FUSED_STATE.get("ok"):
+        fused.composite(*args)
+        return True
+    try:
+        fused.composite(*args)
+    except Exception as e:                   # noqa: BLE001 (any build failure: fall back once, say why)
+        _FUSED_STATE["failed"] = f"{type(e).__name__}: {e}"
+        warnings.warn(f"the fused render pass could not be built here ({_FUSED_STATE['failed'][:300]}); drawing "
+                      f"with the tiled path (set {FUSED_ENV}=0 to skip the attempt)", RuntimeWarning, stacklevel=3)
+        return False
+    _FUSED_STATE["ok"] = True
+    return True
 
 
 def rasterize(prep: Prepared, height: int, width: int, background: torch.Tensor,
@@ -199,9 +223,8 @@ def rasterize(prep: Prepared, height: int, width: int, background: torch.Tensor,
             eb, ey, ex, ek = _compact(hit, work)      # sorted by tile, then draw order
             eb = eb + start
             en = prep.perm[eb, ek]                    # draw position -> slot
-            if fused:
-                fused.composite(prep, eb, ey, ex, en, TY, TX, tiles, start, stop, T)
-            else:
+            if not (fused and _composite_fused(fused, prep, eb, ey, ex, en, TY, TX, tiles, start, stop, T)):
+                fused = None
                 _composite_entries(prep, eb, ey, ex, en, TY, TX, lx, ly, tiles, atlas, sprites, sprite_hw,
                                    element_budget)
         start = stop

@@ -11,6 +11,8 @@ takes the tiled path. Needs Triton (shipped with CUDA builds of torch); with
 """
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
 try:
@@ -60,7 +62,8 @@ if triton is not None:
         k1 = tl.sqrt((qx / (a * a)) * (qx / (a * a)) + (qy / (b * b)) * (qy / (b * b)))
         return tl.where(k1 > 0, k0 * (k0 - 1.0) / tl.maximum(k1, 1e-12), -tl.minimum(a, b))
 
-    @triton.jit
+    # the scene, tile and vertex counts vary from batch to batch: one compiled kernel for all
+    @triton.jit(do_not_specialize=["tile0", "TX", "TY", "N", "V"])
     def _tiles_kernel(tiles, starts, eb, en, tile0, TX, TY, N, V, geom, center, half, cs, color, alpha, fill,
                       stroke, shell, verts, nverts, T: tl.constexpr):
         pid = tl.program_id(0)
@@ -116,8 +119,9 @@ def composite(prep, eb: torch.Tensor, ey: torch.Tensor, ex: torch.Tensor, en: to
     starts = torch.searchsorted(tile_id, torch.arange(t0, t1 + 1, device=dev))
     B, N = prep.geom.shape
     V = prep.verts.shape[2]
-    _tiles_kernel[(t1 - t0,)](
-        tiles, starts, eb.contiguous(), en.contiguous(), t0, TX, TY, N, V, prep.geom.contiguous(),
-        prep.center.contiguous(), prep.half.contiguous(), prep.cs.contiguous(), prep.color.contiguous(),
-        prep.alpha.contiguous(), prep.fill.to(torch.int32), prep.stroke.contiguous(), prep.shell.contiguous(),
-        prep.verts.contiguous(), prep.nverts.contiguous(), T=tile)
+    with torch.cuda.device(dev) if dev.type == "cuda" else contextlib.nullcontext():   # launch on the tensors' GPU
+        _tiles_kernel[(t1 - t0,)](
+            tiles, starts, eb.contiguous(), en.contiguous(), t0, TX, TY, N, V, prep.geom.contiguous(),
+            prep.center.contiguous(), prep.half.contiguous(), prep.cs.contiguous(), prep.color.contiguous(),
+            prep.alpha.contiguous(), prep.fill.to(torch.int32), prep.stroke.contiguous(), prep.shell.contiguous(),
+            prep.verts.contiguous(), prep.nverts.contiguous(), T=tile)

@@ -1,6 +1,7 @@
 """Run with TRITON_INTERPRET=1 (or on a GPU): the largest difference, in 0..255 levels, of the
 fused pass against the tiled torch path and against numba, on scenes of every geometry the
-fused pass draws, at a canvas size that is not a multiple of the tile. Prints one JSON line."""
+fused pass draws and an empty one, at a canvas size that is not a multiple of the tile, whole
+and cut into chunks, over scene colours and over a background image. Prints one JSON line."""
 import json
 import os
 import sys
@@ -31,17 +32,38 @@ def every_geometry() -> list[Scene]:
     return [a, b]
 
 
+def _render(scenes, size, device, background=None, fused=True, budgets=None):
+    """Rendered ``[B,3,H,W]`` int32 on the CPU: with the fused pass or the tiled path, with the
+    torch path's work budgets replaced by ``budgets`` (small ones cut the batch into chunks)."""
+    saved = raster_torch.budgets
+    if budgets:
+        raster_torch.budgets = lambda dev: budgets
+    if not fused:
+        os.environ[raster_torch.FUSED_ENV] = "0"
+    try:
+        return render(scenes, size, device=device, backend="torch", background=background).cpu().int()
+    finally:
+        raster_torch.budgets = saved
+        os.environ.pop(raster_torch.FUSED_ENV, None)
+
+
 def main(device: str) -> dict:
-    scenes = every_geometry() + make_scenes(20, 3, seed=5)
-    size = (56, 72)
+    """Largest differences of the fused pass from the tiled path and from numba, whole
+    batches and a batch cut into chunks (at most 7 entries each, or one scene), over scene
+    colours and over a background image."""
+    scenes = every_geometry() + make_scenes(20, 2, seed=5) + [Scene()]
+    size = (40, 56)
     assert raster_torch._fused(torch.device(device)) is not None
-    fused = render(scenes, size, device=device, backend="torch").cpu().int()
-    os.environ[raster_torch.FUSED_ENV] = "0"
-    tiled = render(scenes, size, device=device, backend="torch").cpu().int()
-    os.environ.pop(raster_torch.FUSED_ENV)
-    numba = render(scenes, size, device="cpu", backend="numba").int()
-    return {"tiled": (fused - tiled).abs().max().item(), "numba": (fused - numba).abs().max().item(),
-            "drawn": (fused != fused[:, :, :1, :1]).float().mean().item()}
+    photo = torch.rand(len(scenes), 3, *size, generator=torch.Generator().manual_seed(1))
+    out = {"tiled": 0, "numba": 0}
+    for background, budgets in ((None, None), (photo, None), (None, (7, 1 << 24))):
+        numba = render(scenes, size, device="cpu", backend="numba", background=background).int()
+        fused = _render(scenes, size, device, background, True, budgets)
+        tiled = _render(scenes, size, device, background, False, budgets)
+        out["tiled"] = max(out["tiled"], (fused - tiled).abs().max().item())
+        out["numba"] = max(out["numba"], (fused - numba).abs().max().item())
+    out["drawn"] = (fused[:-1] != fused[:-1, :, :1, :1]).float().mean().item()     # the empty scene aside
+    return out
 
 
 if __name__ == "__main__":

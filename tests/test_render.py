@@ -268,3 +268,28 @@ def test_a_slice_of_a_result_keeps_its_memory():
     gc.collect()
     assert raw((0, 0, 255))[0, 2, 0, 0] == 255
     assert kept[0, 0, 0] == 255 and kept[2, 0, 0] == 0
+
+
+def test_a_fused_pass_that_cannot_be_built_warns_once_and_the_tiled_path_draws(monkeypatch):
+    """Where Triton is installed but cannot build its kernel (no C compiler for its launcher,
+    an unsupported GPU), the first render warns and draws with the tiled path; later renders
+    do not try again."""
+    calls = []
+
+    class Unbuildable:
+        @staticmethod
+        def composite(*args):
+            calls.append(1)
+            raise RuntimeError("Failed to find C compiler. Please specify via CC environment variable.")
+
+    s = Scene(background=(240, 240, 240))
+    s.circle((0.4, 0.4), 0.2, color=(200, 0, 0))
+    s.star((0.6, 0.6), 0.3, color=(0, 0, 200), fill=False, stroke=0.02)
+    expected = render([s, s], 48, backend="torch")                     # the tiled path
+    monkeypatch.setattr(raster_torch, "_FUSED_STATE", {})
+    monkeypatch.setattr(raster_torch, "_fused", lambda dev: None if "failed" in raster_torch._FUSED_STATE
+                        else Unbuildable)
+    with pytest.warns(RuntimeWarning, match="C compiler"):
+        got = render([s, s], 48, backend="torch")
+    assert torch.equal(got, expected) and len(calls) == 1
+    assert torch.equal(render([s], 48, backend="torch"), expected[:1]) and len(calls) == 1
