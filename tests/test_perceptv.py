@@ -478,3 +478,36 @@ def test_a_long_strip_renders_at_twice_the_native_side():
     s = make("sort_circles", 20)
     (image,) = render_samples([s], 1024)[0]
     assert image.shape[1:] == s.panel_hw(0, (1024, 1024)) and image.shape[2] > 8192
+
+
+def _spring_one_edge_at_a_time(rng, n, edges, steps=120):
+    """The graph layout as first written: each edge's pull added in a Python loop."""
+    p = rng.uniform(0.2, 0.8, (n, 2))
+    for t in range(steps):
+        d = p[:, None] - p[None]
+        dist = np.hypot(d[..., 0], d[..., 1]) + np.eye(n) + 1e-6
+        force = (d / dist[..., None] ** 3 * 0.002).sum(1)
+        for i, j in edges:
+            v = p[j] - p[i]
+            force[i] += v * 0.5
+            force[j] -= v * 0.5
+        p = np.clip(p + force * (1 - t / steps) * 0.5, 0.0, 1.0)
+    lo, hi = p.min(0), p.max(0)
+    return 0.08 + (p - lo) / np.maximum(hi - lo, 1e-6) * 0.84
+
+
+def test_graph_layout_adds_edge_pulls_in_the_order_of_one_edge_at_a_time():
+    """graph_counting's layout adds all edge pulls at once; the positions are bit for bit those
+    of adding them edge by edge (nodes shared by several edges, repeated edges, no edges)."""
+    from scenes.perceptv.counting import _spring
+
+    for seed in range(60):
+        r = np.random.default_rng(seed)
+        n = int(r.integers(1, 26))
+        pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+        m = 0 if n == 1 else int(r.integers(0, min(len(pairs), n + 5) + 1))
+        edges = [pairs[int(k)] for k in r.choice(len(pairs), m, replace=False)] if m else []
+        edges += edges[:2] if seed % 3 == 0 else []
+        want = _spring_one_edge_at_a_time(np.random.default_rng(seed + 99), n, edges, steps=40)
+        got = _spring(np.random.default_rng(seed + 99), n, edges, steps=40)
+        assert np.array_equal(got, want), (seed, n, edges)
