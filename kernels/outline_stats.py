@@ -311,18 +311,6 @@ def ring_radii(u: np.ndarray, lo2: float, span: float, r: float) -> tuple:
 
 
 @numba.njit(cache=True, nogil=True, fastmath=False)
-def sector_angles(pad: np.ndarray, u: np.ndarray, a0: float, width: float) -> np.ndarray:
-    """Angles ``a0 + pad + u * np.maximum(width - 2 * pad, 0)`` (degrees) of points in a sector
-    ``width`` wide, kept ``pad`` from its edges. Returns them ``(n,)``."""
-    n = pad.shape[0]
-    out = np.empty(n)
-    for i in range(n):
-        room = width - 2.0 * pad[i]
-        out[i] = (a0 + pad[i]) + u[i] * (room if (room >= 0.0 or room != room) else 0.0)
-    return out
-
-
-@numba.njit(cache=True, nogil=True, fastmath=False)
 def polar_points(cx: float, cy: float, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     """Points ``(cx + rho * cos, cy - rho * sin)`` (y down). Returns them ``(n, 2)``."""
     n = rho.shape[0]
@@ -354,4 +342,79 @@ def rotated(p: np.ndarray, cx: float, cy: float, cos: float, sin: float) -> np.n
         x, y = p[i, 0] - cx, p[i, 1] - cy
         out[i, 0] = cx + (cos * x + sin * y)
         out[i, 1] = cy + (-sin * x + cos * y)
+    return out
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def broken_curves(flat: np.ndarray, bounds: np.ndarray, at: int, kink: bool, cx: float, cy: float, cos: float,
+                  sin: float, dx: float, dy: float, others: np.ndarray, lo: float, hi: float) -> tuple:
+    """Curves ``flat[bounds[k]:bounds[k + 1]]`` (points ``(N, 2)``) each broken after its point
+    ``at``: the rest turned about ``(cx, cy)`` as :func:`rotated` turns it (``kink``) or shifted
+    by ``(dx, dy)``. Returns ``(points, off, near)``: the broken curves followed by ``others``
+    ``(m, 2)`` in one ``(N + m, 2)`` array; whether a moved coordinate lies below ``lo`` or
+    above ``hi``; the distance from the moved points to the nearest of ``others``
+    (:func:`nearest_between`, ``inf`` when there are none)."""
+    n_all, m = flat.shape[0], others.shape[0]
+    out = np.empty((n_all + m, 2))
+    moved = np.empty((n_all, 2))
+    k, off = 0, False
+    for c in range(bounds.shape[0] - 1):
+        for i in range(bounds[c], bounds[c + 1]):
+            x, y = flat[i, 0], flat[i, 1]
+            if i - bounds[c] > at:
+                if kink:
+                    u, v = x - cx, y - cy
+                    x, y = cx + (cos * u + sin * v), cy + (-sin * u + cos * v)
+                else:
+                    x, y = x + dx, y + dy
+                moved[k, 0], moved[k, 1] = x, y
+                k += 1
+                if x < lo or y < lo or x > hi or y > hi:
+                    off = True
+            out[i, 0], out[i, 1] = x, y
+    out[n_all:] = others
+    return out, off, nearest_between(moved[:k], others)
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def stretch_mid(c: np.ndarray, first: int, n: int, start: int, k: int, cx: float, cy: float) -> np.ndarray:
+    """The mean of the ``k`` outline points ``c[first + (start + j) % n]`` less ``(cx, cy)``, as
+    ``np.add.reduce(c[idx], 0) / k - centre`` (a column sum row after row, from 0.0: a
+    column of ``-0.0`` sums to ``0.0``). Returns it ``(2,)``."""
+    s0, s1 = 0.0, 0.0
+    for j in range(k):
+        i = first + (start + j) % n
+        s0 += c[i, 0]
+        s1 += c[i, 1]
+    out = np.empty(2)
+    out[0], out[1] = s0 / k - cx, s1 / k - cy
+    return out
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def stretched(c: np.ndarray, first: int, n: int, start: int, k: int, u0: float, u1: float, d: float) -> tuple:
+    """A copy of ``c`` ``(N, 2)`` with the points of :func:`stretch_mid` moved by
+    ``(u0 * d, u1 * d)``. Returns ``(moved, mean_nearest(moved), spread(moved))``."""
+    moved = c.copy()
+    for j in range(k):
+        i = first + (start + j) % n
+        moved[i, 0] = c[i, 0] + u0 * d
+        moved[i, 1] = c[i, 1] + u1 * d
+    return moved, mean_nearest(moved), spread(moved)
+
+
+DEGREES = 180.0 / math.pi     # ``np.degrees``'s factor, and ``np.radians``'s below
+RADIANS = math.pi / 180.0
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def sector_radians(asin: np.ndarray, u: np.ndarray, a0: float, width: float) -> np.ndarray:
+    """The angles ``np.radians(a0 + pad + u * np.maximum(width - 2 * pad, 0))`` of points in a
+    sector ``width`` degrees wide, kept ``pad = np.degrees(asin)`` from its edges. Returns them ``(n,)``."""
+    n = asin.shape[0]
+    out = np.empty(n)
+    for i in range(n):
+        pad = asin[i] * DEGREES
+        room = width - 2.0 * pad
+        out[i] = ((a0 + pad) + u[i] * (room if (room >= 0.0 or room != room) else 0.0)) * RADIANS
     return out

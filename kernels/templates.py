@@ -9,7 +9,9 @@ polygon deviates from the true curve by well under 0.1 px at 224 px.
 from __future__ import annotations
 
 import functools
+import math
 
+import numba
 import numpy as np
 
 ARC_SEGMENTS = 48  # segments on a full turn for sampled curves
@@ -167,18 +169,6 @@ def arrow(length: float, width: float, head_length: float, head_width: float) ->
     return np.array([[x0, -w], [xh, -w], [xh, -hw], [x1, 0.0], [xh, hw], [xh, w], [x0, w]])
 
 
-def _spaced(start: np.ndarray, stop: np.ndarray, n: int) -> np.ndarray:
-    """``[S, n+1]``: row ``s`` is ``np.linspace(start[s], stop[s], n + 1)`` to the last bit
-    (with array bounds, ``np.linspace`` takes its zero-step path for every row as soon as
-    one row's step is zero, which changes the others' last bits)."""
-    k = np.arange(n + 1, dtype=np.float64)[None, :]
-    delta = (stop - start)[:, None]
-    step = delta / n
-    y = np.where(step == 0, k / n * delta, k * step) + start[:, None]
-    y[:, -1] = stop
-    return y
-
-
 def catmull_rom(points: np.ndarray, samples_per_segment: int = 12) -> np.ndarray:
     """Centripetal Catmull-Rom spline through ``points`` ``(K, 2)``; returns ``(M, 2)`` samples
     that pass through every control point (``M = (K-1)*samples_per_segment + 1``)."""
@@ -189,20 +179,40 @@ def catmull_rom(points: np.ndarray, samples_per_segment: int = 12) -> np.ndarray
         t = np.linspace(0, 1, samples_per_segment + 1)[:, None]
         return p[0] * (1 - t) + p[1] * t
     ext = np.concatenate([2 * p[:1] - p[1:2], p, 2 * p[-1:] - p[-2:-1]])
-    # every segment at once, each value computed by the same operations as segment by segment
-    step = np.array([max(np.linalg.norm(ext[i + 1] - ext[i]), 1e-9) ** 0.5 for i in range(len(ext) - 1)])
-    t0 = np.zeros(len(p) - 1)
-    t1 = t0 + step[:-2]
-    t2 = t1 + step[1:-1]
-    t3 = t2 + step[2:]
-    p0, p1, p2, p3 = (ext[k:k + len(p) - 1, None, :] for k in range(4))          # [S,1,2]
-    t = _spaced(t1, t2, samples_per_segment)[..., None]                         # [S,n+1,1]
-    t0, t1, t2, t3 = (v[:, None, None] for v in (t0, t1, t2, t3))
-    a1 = (t1 - t) / (t1 - t0) * p0 + (t - t0) / (t1 - t0) * p1
-    a2 = (t2 - t) / (t2 - t1) * p1 + (t - t1) / (t2 - t1) * p2
-    a3 = (t3 - t) / (t3 - t2) * p2 + (t - t2) / (t3 - t2) * p3
-    b1 = (t2 - t) / (t2 - t0) * a1 + (t - t0) / (t2 - t0) * a2
-    b2 = (t3 - t) / (t3 - t1) * a2 + (t - t1) / (t3 - t1) * a3
-    out = (t2 - t) / (t2 - t1) * b1 + (t - t1) / (t2 - t1) * b2                   # [S,n+1,2]
-    # each segment ends where the next begins: its last sample only for the final segment
-    return np.concatenate([out[:-1, :-1].reshape(-1, 2), out[-1]])
+    # ``np.linalg.norm(d)`` is ``sqrt(d.dot(d))`` (numpy's dot: its summation is its own);
+    # ``** 0.5`` of a plain float is the C library's pow, as for numpy's scalar
+    step = [max(math.sqrt(d.dot(d)), 1e-9) ** 0.5 for d in ext[1:] - ext[:-1]]
+    return _spline_samples(ext, np.array(step), samples_per_segment)
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")     # IEEE division, as numpy's
+def _spline_samples(ext: np.ndarray, step: np.ndarray, n: int) -> np.ndarray:
+    """The samples of :func:`catmull_rom` through ``ext[1:-1]`` (``ext``: the control points
+    with one mirrored point added at each end; ``step[i]``: the parameter step from ``ext[i]``
+    to ``ext[i + 1]``), each value by the same floating-point operations, in the same order,
+    as the numpy expression over every segment at once. Returns ``((len(ext) - 3) * n + 1, 2)``."""
+    segments = ext.shape[0] - 3
+    out = np.empty((segments * n + 1, 2))
+    for s in range(segments):
+        t0 = 0.0
+        t1 = t0 + step[s]
+        t2 = t1 + step[s + 1]
+        t3 = t2 + step[s + 2]
+        delta = t2 - t1
+        dt = delta / n
+        for k in range(n + 1 if s == segments - 1 else n):     # a segment's end is the next one's start
+            if k == n:
+                t = t2
+            elif dt == 0:                                       # ``np.linspace``'s zero-step path
+                t = k / n * delta + t1
+            else:
+                t = k * dt + t1
+            for d in range(2):
+                p0, p1, p2, p3 = ext[s, d], ext[s + 1, d], ext[s + 2, d], ext[s + 3, d]
+                a1 = (t1 - t) / (t1 - t0) * p0 + (t - t0) / (t1 - t0) * p1
+                a2 = (t2 - t) / (t2 - t1) * p1 + (t - t1) / (t2 - t1) * p2
+                a3 = (t3 - t) / (t3 - t2) * p2 + (t - t2) / (t3 - t2) * p3
+                b1 = (t2 - t) / (t2 - t0) * a1 + (t - t0) / (t2 - t0) * a2
+                b2 = (t3 - t) / (t3 - t1) * a2 + (t - t1) / (t3 - t1) * a3
+                out[s * n + k, d] = (t2 - t) / (t2 - t1) * b1 + (t - t1) / (t2 - t1) * b2
+    return out

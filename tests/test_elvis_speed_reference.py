@@ -286,9 +286,10 @@ def test_sampler_arithmetic_keeps_numpy_nan_and_edge_rules():
             ref_rho = np.sqrt(lo2 + u * span)
         assert _same(rho, ref_rho)
         assert _same(sine, np.clip(r / np.maximum(ref_rho, 1e-9), 0, 1))
-    pad = np.array([0.0, 10.0, 200.0, np.nan, 5.0, 180.0])
+    asin = np.array([0.0, 0.2, 1.5, np.nan, 0.1, math.pi / 2])
     for a0, width in ((0.0, 360.0), (30.0, 40.0), (-10.0, 0.0)):
-        assert _same(ks.sector_angles(pad, u, a0, width), a0 + pad + u * np.maximum(width - 2 * pad, 0))
+        pad = np.degrees(asin)
+        assert _same(ks.sector_radians(asin, u, a0, width), np.radians(a0 + pad + u * np.maximum(width - 2 * pad, 0)))
 
 
 def _ref_rotate(points, center, angle_deg):
@@ -324,3 +325,429 @@ def test_curve_objects_exactly_at_their_limits_do_not_touch():
     out = np.empty(2, dtype=bool)
     ks.overlapping_each(c, r, out)
     assert not out.any() and not _ref_touch(c, r, curve_of, {}, 1.0, 0.0)[1].any()
+
+
+# ---------------------------------------------------------------- splines, placement, small helpers
+
+
+def _ref_spaced(start: np.ndarray, stop: np.ndarray, n: int) -> np.ndarray:
+    """``[S, n+1]``: row ``s`` is ``np.linspace(start[s], stop[s], n + 1)`` to the last bit
+    (with array bounds, ``np.linspace`` takes its zero-step path for every row as soon as
+    one row's step is zero, which changes the others' last bits)."""
+    k = np.arange(n + 1, dtype=np.float64)[None, :]
+    delta = (stop - start)[:, None]
+    step = delta / n
+    y = np.where(step == 0, k / n * delta, k * step) + start[:, None]
+    y[:, -1] = stop
+    return y
+
+
+
+def _ref_catmull_rom(points: np.ndarray, samples_per_segment: int = 12) -> np.ndarray:
+    """:func:`templates.catmull_rom` (3 or more control points) in numpy, every segment at
+    once, as it was before its compiled kernel."""
+    p = np.asarray(points, dtype=np.float64)
+    ext = np.concatenate([2 * p[:1] - p[1:2], p, 2 * p[-1:] - p[-2:-1]])
+    # every segment at once, each value computed by the same operations as segment by segment
+    step = np.array([max(np.linalg.norm(ext[i + 1] - ext[i]), 1e-9) ** 0.5 for i in range(len(ext) - 1)])
+    t0 = np.zeros(len(p) - 1)
+    t1 = t0 + step[:-2]
+    t2 = t1 + step[1:-1]
+    t3 = t2 + step[2:]
+    p0, p1, p2, p3 = (ext[k:k + len(p) - 1, None, :] for k in range(4))          # [S,1,2]
+    t = _ref_spaced(t1, t2, samples_per_segment)[..., None]                         # [S,n+1,1]
+    t0, t1, t2, t3 = (v[:, None, None] for v in (t0, t1, t2, t3))
+    a1 = (t1 - t) / (t1 - t0) * p0 + (t - t0) / (t1 - t0) * p1
+    a2 = (t2 - t) / (t2 - t1) * p1 + (t - t1) / (t2 - t1) * p2
+    a3 = (t3 - t) / (t3 - t2) * p2 + (t - t2) / (t3 - t2) * p3
+    b1 = (t2 - t) / (t2 - t0) * a1 + (t - t0) / (t2 - t0) * a2
+    b2 = (t3 - t) / (t3 - t1) * a2 + (t - t1) / (t3 - t1) * a3
+    out = (t2 - t) / (t2 - t1) * b1 + (t - t1) / (t2 - t1) * b2                   # [S,n+1,2]
+    # each segment ends where the next begins: its last sample only for the final segment
+    return np.concatenate([out[:-1, :-1].reshape(-1, 2), out[-1]])
+
+
+def _ref_break_curve(rng: np.random.Generator, curves: list, spacing: float, others: np.ndarray,
+                 kinds=("kink", "misaligned"), crossing=None) -> tuple[list, dict]:
+    """:func:`layouts._break_curve` before its candidates were checked compiled."""
+    pts = curves[0]
+    n = len(pts)
+    if n < 4:
+        raise layouts.PlacementError("a curve this short cannot be broken")
+
+    def stats(c):     # (objects close enough to overlap, spread of centres)
+        return ks.close_pairs(c, 0.6 * spacing), layouts._spread(c)
+
+    steps = np.hypot(*np.diff(pts, axis=0).T)
+    own = float(np.median(steps))                               # this curve's spacing (``spacing``: the smallest)
+    gap = set(np.nonzero(steps > 1.3 * own)[0].tolist())        # the free stretch where curves cross: never broken
+    if crossing is not None:                                    # (found by where it is, however short)
+        gap.add(int(np.hypot(*((pts[:-1] + pts[1:]) / 2 - crossing).T).argmin()))
+    close, target = stats(np.concatenate(list(curves) + [others]))
+    best = None
+    for _ in range(layouts.CANDIDATES):
+        at = int(rng.integers(n // 3, max(n // 3 + 1, n - n // 3)))
+        if at in gap or at - 1 in gap:
+            continue
+        tangent = pts[min(at + 1, n - 1)] - pts[at - 1]
+        tangent /= math.sqrt(tangent.dot(tangent))          # ``np.linalg.norm(tangent)``, as numpy computes it
+        clear = None                                        # how near the others the unbroken rest is
+        first = 1 if rng.random() < 0.5 else -1
+        kind = kinds[int(rng.integers(len(kinds)))]
+        size = float(rng.uniform(*(layouts.KINK if kind == "kink" else layouts.SHIFT)))
+        for side in (first, -first):          # either way: one turns the rest in, the other out
+            outs = [c.copy() for c in curves]
+            if kind == "kink":
+                angle = size * side
+                for o, c in zip(outs, curves):
+                    o[at + 1:] = geo.rotate(c[at + 1:], pts[at], angle)
+                how = {"kind": "kink", "at": at, "angle": round(angle, 1)}
+                before, after = pts[at] - pts[at - 1], outs[0][at + 1] - outs[0][at]
+                turn = math.degrees(abs(math.atan2(before[0] * after[1] - before[1] * after[0], before @ after)))
+                if turn < layouts.KINK[0]:          # the curve's own bend took back part of the kink
+                    continue
+            else:
+                shift = size * own
+                for o, c in zip(outs, curves):
+                    o[at + 1:] = c[at + 1:] + np.array([-tangent[1], tangent[0]]) * side * shift
+                how = {"kind": "misaligned", "at": at, "shift": round(shift, 4)}
+            moved = np.concatenate([o[at + 1:] for o in outs])
+            if (moved < 0.04).any() or (moved > 0.96).any():
+                continue
+            if len(others):
+                if clear is None:
+                    clear = layouts._nearest(np.concatenate([c[at + 1:] for c in curves]), others)
+                if layouts._nearest(moved, others) < min(0.9 * spacing, clear):     # no nearer the others than before
+                    continue
+            now = stats(np.concatenate(outs + [others]))
+            cost = (abs(now[0] - close), abs(now[1] - target))
+            if best is None or cost < best[0]:
+                best = (cost, outs, how)
+    if best is None:
+        raise layouts.PlacementError("no break keeps clear of the other curves")
+    return best[1], best[2]
+
+
+def _ref_place(rng: np.random.Generator, radii, sampler, gap: float, fixed=(), tries: int = geo.TRIES) -> np.ndarray:
+    """:func:`geo.place` before its discs were sorted in plain floats."""
+    r = np.asarray(radii, dtype=np.float64)
+    if not np.isfinite(r).all():
+        raise ValueError(f"radii must be finite, got {r.tolist()}")
+    placed = np.empty((len(fixed) + len(r), 3))
+    m = len(fixed)
+    if m:
+        placed[:m] = np.asarray(fixed, dtype=np.float64).reshape(m, 3)
+    out = np.zeros((len(r), 2))
+    order = np.argsort(-r, kind="stable")            # discs of one radius are a run of it
+    start = 0
+    while start < len(order):
+        rad = r[order[start]]
+        same = int((r == rad).sum())
+        run = order[start:start + same]
+        blocks = np.ascontiguousarray(sampler(rng, geo.SMALL * same, rad).reshape(same, geo.SMALL, 2))
+        j = 0
+        while True:
+            done = geo.place_run(blocks[j:], placed, m, float(rad), float(gap), run[j:], out)
+            j, m = j + done, m + done
+            if j == same:
+                break
+            large = np.ascontiguousarray(sampler(rng, tries, rad).reshape(1, -1, 2))   # disc run[j]: a large draw
+            if not geo.place_run(large, placed, m, float(rad), float(gap), run[j:j + 1], out):
+                raise geo.PlacementError(f"could not place {len(r)} discs with gap {gap}")
+            j, m = j + 1, m + 1
+        start += same
+    return out
+
+
+def _ref_displace_stretch(rng: np.random.Generator, c: np.ndarray, radius: np.ndarray, first: int, n: int,
+                      centre: np.ndarray, R: float, sizes: tuple[float, float]) -> dict:
+    """:func:`layouts._displace_stretch` before its stretch was moved compiled."""
+    nn0, spread0 = layouts._mean_nn(c), layouts._spread(c)
+    sign = 1 if rng.random() < 0.5 else -1
+    lo, hi = max(layouts.SCALES[0], sizes[0] / R), min(layouts.SCALES[1], sizes[1] / R)
+    best = None
+    for attempt in range(2 * layouts.CANDIDATES):
+        if attempt == layouts.CANDIDATES:
+            if best is not None:
+                break
+            sign = -sign                                 # no room on the drawn side: try the other
+        k = max(2, int(round(n * rng.uniform(*layouts.STRETCH))))
+        start = int(rng.integers(n))
+        idx = [first + (start + j) % n for j in range(k)]
+        mid = np.add.reduce(c[idx], 0) / k - centre          # ``c[idx].mean(0)``, as numpy computes it
+        u = mid / max(math.sqrt(mid.dot(mid)), 1e-9)          # ``np.linalg.norm(mid)``, likewise
+        d = float(rng.uniform(*layouts.DISPLACE)) * R * sign
+        moved = c.copy()
+        moved[idx] += u * d
+        # redrawn at scale s, a lone figure's distances all scale by s: the sizes that give back
+        # the positive's nearest-neighbour distance or spread (and the drawn size) are the ones to try
+        nn1, spread1 = layouts._mean_nn(moved), layouts._spread(moved)
+        for scale in sorted({layouts._clip(v, lo, hi) for v in (1.0, nn0 / nn1, spread0 / spread1,
+                                                        math.sqrt(nn0 * spread0 / (nn1 * spread1)))}):
+            # ``cand[own] = centre + scale * (moved[own] - centre)`` on a copy, then its statistics
+            cand, ok, nn_c, spread_c = ks.scaled_outline(moved, first, n, centre, scale, radius,
+                                                         0.004, 0.005, 0.995)
+            if not ok:
+                continue
+            # their ratio first: in positives nearest-neighbour distance and spread grow together
+            # with the figure, so a changed ratio would tell a broken one whatever its size
+            nn2, spread2 = math.log(nn_c / nn0), math.log(spread_c / spread0)
+            cost = 2 * abs(nn2 - spread2) + abs(nn2) + abs(spread2)
+            if best is None or cost < best[0]:
+                best = (cost, cand, {"objects": [i - first for i in idx], "distance": round(d * scale, 4)}, scale * R)
+    if best is None:
+        raise layouts.PlacementError("no stretch can move off the outline")
+    c[:] = best[1]
+    return {**best[2], "radius": best[3]}
+
+
+def _control_points(rng, k):
+    """Control points: spread, with a repeated point, on a line, or tiny steps beside huge ones."""
+    p = rng.random((k, 2)) * rng.choice([1e-3, 1.0, 10.0])
+    kind = int(rng.integers(4))
+    if kind == 1:
+        p[int(rng.integers(1, k))] = p[0]
+    elif kind == 2:
+        p[:, 1] = p[0, 1]
+    elif kind == 3:
+        p[-1] = p[-2] + 1e20
+    return p
+
+
+def test_catmull_rom_kernel_matches_numpy():
+    from kernels.templates import catmull_rom
+    rng = np.random.default_rng(20)
+    with np.errstate(all="ignore"):
+        for _ in range(600):
+            p = _control_points(rng, int(rng.integers(3, 12)))
+            n = int(rng.integers(1, 20))
+            assert catmull_rom(p, n).tobytes() == _ref_catmull_rom(p, n).tobytes()
+        p = np.array([[0, 0], [1, .3], [2, -.5], [3, 1], [4, 0], [1e24, 0], [1e24, 0], [1e24, 1]], dtype=float)
+        for bad in (None, np.nan, np.inf):
+            if bad is not None:
+                p[2, 1] = bad
+            for n in (1, 7, 16):
+                assert catmull_rom(p, n).tobytes() == _ref_catmull_rom(p, n).tobytes()
+
+
+def _polyline(rng, n, start, angle, step):
+    """``n`` points from ``start``, ``step`` apart, heading ``angle`` (radians) with a gentle bend."""
+    bend = rng.uniform(-0.3, 0.3) * np.linspace(0, 1, n) ** 2
+    t = np.arange(n) * step
+    return np.ascontiguousarray(np.stack([start[0] + t * np.cos(angle + bend), start[1] + t * np.sin(angle + bend)], 1))
+
+
+def _break_inputs(rng):
+    n = int(rng.integers(3, 16))
+    step = float(rng.uniform(0.02, 0.08))
+    pts = _polyline(rng, n, rng.uniform(0.05, 0.4, 2), float(rng.uniform(0, 2 * math.pi)), step)
+    if rng.random() < 0.3:                                 # a wider step where curves cross
+        pts[n // 2:] += (pts[n // 2] - pts[n // 2 - 1]) * 0.6
+    curves = [pts]
+    if rng.random() < 0.3:                                 # a repeat of it, a little to the side
+        curves.append(pts + rng.uniform(-0.03, 0.03, 2))
+    others = [np.zeros((0, 2)), rng.random((int(rng.integers(1, 40)), 2)),
+              _polyline(rng, n, rng.uniform(0.1, 0.9, 2), float(rng.uniform(0, 6.3)), step)][int(rng.integers(3))]
+    kinds = [("kink", "misaligned"), ("kink",), ("misaligned",)][int(rng.integers(3))]
+    crossing = None if rng.random() < 0.5 else pts[n // 2] + 0.01
+    return curves, step * float(rng.uniform(0.8, 1.0)), others, kinds, crossing
+
+
+def test_break_curve_matches_the_numpy_version():
+    rng = np.random.default_rng(21)
+    outcomes = set()
+    for _ in range(500):
+        curves, spacing, others, kinds, crossing = _break_inputs(rng)
+        seed = int(rng.integers(1 << 30))
+        got, want = [], []
+        for fn, out in ((layouts._break_curve, got), (_ref_break_curve, want)):
+            g = np.random.default_rng(seed)
+            try:
+                out.append(fn(g, [c.copy() for c in curves], spacing, others.copy(), kinds, crossing))
+            except layouts.PlacementError as e:
+                out.append(str(e))
+            out.append(g.random())                         # the same draws
+        outcomes.add(type(want[0]).__name__ if isinstance(want[0], str) else want[0][1]["kind"])
+        assert got[1] == want[1]
+        if isinstance(want[0], str):
+            assert got[0] == want[0]
+            continue
+        assert got[0][1] == want[0][1]
+        assert len(got[0][0]) == len(want[0][0])
+        assert all(_same(a, b) for a, b in zip(got[0][0], want[0][0]))
+    assert outcomes == {"str", "kink", "misaligned"}
+
+
+def test_broken_curves_flags_limits_exactly():
+    flat = np.array([[0.5, 0.5], [0.5, 0.6], [0.5, 0.96], [0.04, 0.5], [0.96, 0.04]])
+    bounds = np.array([0, 5], dtype=np.int64)
+    none = np.zeros((0, 2))
+    for at, off in ((0, False), (1, False)):
+        assert ks.broken_curves(flat, bounds, at, False, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, none, 0.04, 0.96)[1] == off
+    for dx, dy, off in ((0.0, 2e-16, True), (-1e-17, 0.0, True), (0.0, -0.5, True), (0.0, 0.0, False)):
+        assert ks.broken_curves(flat, bounds, 1, False, 0.0, 0.0, 1.0, 0.0, dx, dy, none, 0.04, 0.96)[1] == off
+    near = ks.broken_curves(flat, bounds, 2, False, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, flat[:1], 0.04, 0.96)[2]
+    assert near == math.hypot(0.04 - 0.5, 0.0) and math.isinf(
+        ks.broken_curves(flat, bounds, 2, False, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, none, 0.04, 0.96)[2])
+
+
+def test_place_matches_the_numpy_version():
+    rng = np.random.default_rng(22)
+    outcomes = set()
+    for k in range(500):
+        n = int(rng.integers(0, 14))
+        radii = rng.choice([0.01, 0.02, 0.035, float(rng.uniform(0.005, 0.08))], n) * (1 if k % 3 else 1.45)
+        sampler = (geo.in_box(0.0, 0.0, 1.0, float(rng.uniform(0.3, 1))),
+                   geo.in_disc(0.5, 0.5, float(rng.uniform(0.2, 0.47)), float(rng.uniform(0, 0.1)),
+                               float(rng.uniform(0, 90)), float(rng.uniform(100, 360))))[k % 2]
+        gap = float(rng.uniform(0.001, 0.05))
+        m = int(rng.integers(0, 3))
+        fixed = list(zip(rng.random(m).tolist(), rng.random(m).tolist(), rng.uniform(0.01, 0.05, m).tolist()))
+        seed = int(rng.integers(1 << 30))
+        res = []
+        for fn in (geo.place, _ref_place):
+            g = np.random.default_rng(seed)
+            try:
+                res.append((fn(g, radii if k % 4 else radii.tolist(), sampler, gap, fixed=fixed, tries=60), g.random()))
+            except geo.PlacementError as e:
+                res.append((str(e), g.random()))
+        outcomes.add(isinstance(res[1][0], str))
+        assert res[0][1] == res[1][1]
+        assert (res[0][0] == res[1][0]) if isinstance(res[1][0], str) else _same(res[0][0], res[1][0])
+    assert outcomes == {True, False}
+
+
+def test_small_helpers_match_their_numpy_versions():
+    from scenes.elvis.attributes import SIZES, named_colours, pick
+    rng = np.random.default_rng(23)
+    names = sorted(named_colours())
+    for k in range(300):
+        n = int(rng.integers(0, 30))
+        sizes = [list(SIZES)[int(i)] for i in rng.integers(0, 3, n)]
+        shapes = [("triangle", "star", "circle", "heart", "pacman")[int(i)] for i in rng.integers(0, 5, n)]
+        base = (np.float64, float)[k % 2](rng.uniform(0.001, 0.05))
+        ref = np.maximum(np.array([base * SIZES[s] for s in sizes]),
+                         [layouts.MIN_NARROW / (2 * layouts.NARROW.get(sh, 1.0)) for sh in shapes])
+        assert _same(layouts._radii(sizes, base, shapes), ref)
+        assert _same(layouts._radii(sizes, base), np.array([base * SIZES[s] for s in sizes]))
+        r = rng.uniform(0.005, 0.06, max(n, 1))
+        gap = float(rng.uniform(0, 0.02))
+        assert layouts._packed(r, gap) == math.sqrt(sum((v + gap) ** 2 for v in r) / 0.42)
+        assert layouts._room(r) == 2 * max(r) + 0.004
+        colours = [names[int(i)] for i in rng.integers(0, len(names), n)]
+        seed = int(rng.integers(1 << 30))
+        ctx = layouts.Context(np.random.default_rng(seed), None, True)
+        g = np.random.default_rng(seed)
+        want = [[int(v) for v in np.clip(np.array(named_colours()[c], dtype=float) + g.uniform(-12, 12, 3), 0, 255)]
+                for c in colours]
+        assert layouts._jitter(ctx, colours) == want
+        for values, size in ((colours or ["x"], None), (tuple(names), n), (range(5), 3), ({"a": 1, "b": 2}, None)):
+            a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+            vals = list(values)
+            old = vals[int(b.integers(len(vals)))] if size is None else [vals[int(i)] for i in b.integers(len(vals), size=size)]
+            assert pick(a, values, size) == old and a.random() == b.random()
+
+
+def test_arc_helpers_match_their_numpy_versions():
+    rng = np.random.default_rng(24)
+    for k, (_, c) in enumerate(_cases(25)):
+        if len(c) < 2:
+            continue
+        steps = np.hypot(*np.diff(c, axis=0).T)
+        s = np.concatenate([[0.0], np.cumsum(steps)])
+        t = rng.uniform(-0.1, 1.1, int(rng.integers(1, 20))) * s[-1]
+        assert _same(geo.segment_lengths(c), steps)
+        assert geo.arc_length(c) == float(steps.sum())
+        assert _same(geo.at_arc(c, t), np.stack([np.interp(t, s, c[:, 0]), np.interp(t, s, c[:, 1])], 1))
+        assert geo.arc_of(c, c[k % len(c)] + 0.01) == float(s[int(np.hypot(*(c - (c[k % len(c)] + 0.01)).T).argmin())])
+        n = int(rng.integers(1, 20))
+        length, at, hole = float(s[-1]), float(rng.uniform(0.3, 0.7) * s[-1]), float(rng.uniform(0, 0.2) * s[-1])
+        reserve = float(rng.uniform(0, 0.05))
+        first, second = (n + 1) // 2, n // 2
+        step = min((at - hole / 2 - reserve) / max(first - 1, 1), (length - at - hole / 2 - reserve) / max(second - 1, 1))
+        if step <= 0:
+            with pytest.raises(layouts.PlacementError):
+                layouts._around(length, n, at, hole, reserve)
+            continue
+        want = np.concatenate([at - hole / 2 - step * np.arange(first)[::-1], at + hole / 2 + step * np.arange(second)])
+        got = layouts._around(length, n, at, hole, reserve)
+        assert got[1] == step and _same(got[0], want)
+
+
+def test_displace_stretch_matches_the_numpy_version():
+    rng = np.random.default_rng(26)
+    outcomes = set()
+    for k in range(300):
+        kind = ("triangle", "square", "circle")[k % 3]
+        n = int(rng.integers(5, 16))
+        groups = int(rng.integers(1, 4))
+        R = float(rng.uniform(0.1, 0.3))
+        centres = [rng.uniform(0.2, 0.8, 2) for _ in range(groups)]
+        c = np.concatenate([geo.outline(kind, ce, R, float(rng.uniform(0, 360)), n) for ce in centres])
+        if k % 7 == 0:
+            c = np.round(c, 2)                                  # ties
+        radius = np.full(len(c), float(rng.uniform(0.005, 0.03)))
+        g = int(rng.integers(groups))
+        seed = int(rng.integers(1 << 30))
+        res = []
+        for fn in (layouts._displace_stretch, _ref_displace_stretch):
+            a, gen = c.copy(), np.random.default_rng(seed)
+            try:
+                how = fn(gen, a, radius, g * n, n, centres[g], R, (0.8 * R, R))
+            except layouts.PlacementError as e:
+                how = str(e)
+            res.append((a, how, gen.random()))
+        outcomes.add(isinstance(res[1][1], str))
+        assert _same(res[0][0], res[1][0]) and res[0][1] == res[1][1] and res[0][2] == res[1][2]
+    assert outcomes == {True, False}
+
+
+def test_stretch_kernels_match_numpy():
+    rng = np.random.default_rng(27)
+    for _, c in _cases(28):
+        n = len(c)
+        if n < 2:
+            continue
+        first = int(rng.integers(0, n // 2 + 1))
+        m = n - first
+        k, start = int(rng.integers(1, m + 1)), int(rng.integers(m))
+        centre = rng.uniform(-1, 1, 2) if k % 3 else np.zeros(2)
+        idx = [first + (start + j) % m for j in range(k)]
+        want = np.add.reduce(c[idx], 0) / k - centre
+        assert _same(ks.stretch_mid(c, first, m, start, k, float(centre[0]), float(centre[1])), want)
+        u = want / max(math.sqrt(want.dot(want)), 1e-9)
+        d = float(rng.uniform(-0.1, 0.1))
+        moved = c.copy()
+        moved[idx] += u * d
+        got = ks.stretched(c, first, m, start, k, float(u[0]), float(u[1]), d)
+        assert _same(got[0], moved)
+        assert _same(got[1], _ref_nearest(moved).mean()) and _same(got[2], _ref_spread(moved))
+    zeros = np.array([[-0.0, -0.0], [-0.0, -0.0], [1.0, 2.0]])
+    assert _same(ks.stretch_mid(zeros, 0, 3, 0, 2, 0.0, 0.0), np.add.reduce(zeros[[0, 1]], 0) / 2 - np.zeros(2))
+
+
+def test_through_matches_the_numpy_version():
+    from kernels.templates import catmull_rom
+    rng = np.random.default_rng(29)
+    for k in range(300):
+        centre = np.array([0.5, 0.5]) if k % 2 else rng.uniform(0, 1, 2)
+        angle = (np.float64, float)[k % 2](rng.uniform(-400, 400)) if k % 5 else 90.0
+        half = float(rng.uniform(0.1, 0.5))
+        seed = int(rng.integers(1 << 30))
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        rad = math.radians(angle)
+        u, nrm = np.array([math.cos(rad), -math.sin(rad)]), np.array([math.sin(rad), math.cos(rad)])
+        b1, b2 = b.uniform(-0.04, 0.04, 2)
+        want = catmull_rom(np.asarray([centre - half * u, centre - 0.2 * u + b1 * nrm, centre, centre + 0.2 * u + b2 * nrm,
+                                       centre + half * u], dtype=np.float64), 16)
+        assert _same(layouts._through(a, centre, angle, half), want) and a.random() == b.random()
+
+
+def test_sector_radians_matches_numpy():
+    rng = np.random.default_rng(30)
+    asin = np.concatenate([rng.uniform(0, math.pi / 2, 2000), [0.0, math.pi / 2, np.nan, 1e-300, 1.0]])
+    u = np.concatenate([rng.random(2000), [0.0, 1.0, 0.5, np.nan, 0.999]])
+    for a0, width in ((0.0, 360.0), (30.0, 40.0), (-10.0, 0.0), (float(rng.uniform(0, 360)), float(rng.uniform(0, 360)))):
+        want = np.radians(a0 + np.degrees(asin) + u * np.maximum(width - 2 * np.degrees(asin), 0))
+        assert _same(ks.sector_radians(asin, u, a0, width), want)
+        assert _same(ks.sector_radians(asin[7:900], u[7:900], a0, width), want[7:900])

@@ -66,10 +66,12 @@ def pool_of(prop: str, behind) -> list:
 
 
 def pick(rng: np.random.Generator, values, size=None):
-    values = list(values)
+    """One of ``values`` drawn uniformly, or a list of ``size`` of them."""
+    if not isinstance(values, (list, tuple)):
+        values = list(values)
     if size is None:
         return values[int(rng.integers(len(values)))]
-    return [values[int(i)] for i in rng.integers(len(values), size=size)]
+    return [values[i] for i in rng.integers(len(values), size=size).tolist()]
 
 
 def distinct(rng: np.random.Generator, pool, k: int, prop: str, avoid=()) -> list:

@@ -20,28 +20,31 @@ def place(rng: np.random.Generator, radii, sampler, gap: float, fixed=(), tries:
     takes the first valid candidate of a small draw (drawn for all discs of its radius at
     once), then of a large one. Raises ``PlacementError``."""
     r = np.asarray(radii, dtype=np.float64)
-    if not np.isfinite(r).all():
-        raise ValueError(f"radii must be finite, got {r.tolist()}")
-    placed = np.empty((len(fixed) + len(r), 3))
+    rl = r.tolist()
+    if not all(map(math.isfinite, rl)):
+        raise ValueError(f"radii must be finite, got {rl}")
+    placed = np.empty((len(fixed) + len(rl), 3))
     m = len(fixed)
     if m:
         placed[:m] = np.asarray(fixed, dtype=np.float64).reshape(m, 3)
-    out = np.zeros((len(r), 2))
-    order = np.argsort(-r, kind="stable")            # discs of one radius are a run of it
-    start = 0
-    while start < len(order):
-        rad = r[order[start]]
-        same = int((r == rad).sum())
+    out = np.zeros((len(rl), 2))
+    # ``np.argsort(-r, kind="stable")`` (a stable sort; radii are finite): one radius is a run of it
+    ol = sorted(range(len(rl)), key=lambda i: -rl[i])
+    order = np.array(ol, dtype=np.intp)
+    start, g = 0, float(gap)
+    while start < len(rl):
+        rad, rad_np = rl[ol[start]], r[ol[start]]          # the sampler gets numpy's scalar, as before
+        same = rl.count(rad)
         run = order[start:start + same]
-        blocks = np.ascontiguousarray(sampler(rng, SMALL * same, rad).reshape(same, SMALL, 2))
+        blocks = np.ascontiguousarray(sampler(rng, SMALL * same, rad_np).reshape(same, SMALL, 2))
         j = 0
         while True:
-            done = place_run(blocks[j:], placed, m, float(rad), float(gap), run[j:], out)
+            done = place_run(blocks[j:], placed, m, rad, g, run[j:], out)
             j, m = j + done, m + done
             if j == same:
                 break
-            large = np.ascontiguousarray(sampler(rng, tries, rad).reshape(1, -1, 2))   # disc run[j]: a large draw
-            if not place_run(large, placed, m, float(rad), float(gap), run[j:j + 1], out):
+            large = np.ascontiguousarray(sampler(rng, tries, rad_np).reshape(1, -1, 2))   # disc run[j]: a large draw
+            if not place_run(large, placed, m, rad, g, run[j:j + 1], out):
                 raise PlacementError(f"could not place {len(r)} discs with gap {gap}")
             j, m = j + 1, m + 1
         start += same
@@ -69,8 +72,7 @@ def in_disc(cx, cy, radius, inner: float = 0.0, a0: float = 0.0, a1: float = 360
         # range: pad = degrees(arcsin(clip(r / max(rho, 1e-9), 0, 1))), angles a0 + pad + u' *
         # max(a1 - a0 - 2 * pad, 0); the trigonometry stays numpy's, whose last bits are its own
         rho, sine = ks.ring_radii(rng.random(n), lo ** 2, hi ** 2 - lo ** 2, r)
-        pad = np.degrees(np.arcsin(sine))
-        ang = np.radians(ks.sector_angles(pad, rng.random(n), a0, a1 - a0))
+        ang = ks.sector_radians(np.arcsin(sine, out=sine), rng.random(n), a0, a1 - a0)   # degrees/radians inside
         return ks.polar_points(cx, cy, rho, np.cos(ang), np.sin(ang))
     return sample
 
@@ -96,19 +98,36 @@ def resample(curve: np.ndarray, n: int, start: float = 0.0) -> np.ndarray:
 
 def at_arc(curve: np.ndarray, t) -> np.ndarray:
     """The points of the polyline ``curve`` ``(M, 2)`` at arc lengths ``t`` ``(n,)``. ``(n, 2)``."""
-    s = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(curve, axis=0).T))])
+    s = _arcs(curve)
     t = np.asarray(t, dtype=np.float64)
     return np.stack([np.interp(t, s, curve[:, 0]), np.interp(t, s, curve[:, 1])], 1)
 
 
 def arc_of(curve: np.ndarray, point) -> float:
     """The arc length along ``curve`` ``(M, 2)`` of its vertex nearest ``point``."""
-    s = np.concatenate([[0.0], np.cumsum(np.hypot(*np.diff(curve, axis=0).T))])
+    s = _arcs(curve)
     return float(s[int(np.hypot(*(curve - np.asarray(point)).T).argmin())])
 
 
 def arc_length(curve: np.ndarray) -> float:
-    return float(np.hypot(*np.diff(curve, axis=0).T).sum())
+    """The length of the polyline ``curve`` ``(M, 2)``."""
+    return float(segment_lengths(curve).sum())
+
+
+def segment_lengths(curve: np.ndarray) -> np.ndarray:
+    """The lengths of the segments of ``curve`` ``(M, 2)`` (``np.diff``'s differences). ``(M - 1,)``."""
+    c = np.asarray(curve)
+    d = c[1:] - c[:-1]
+    return np.hypot(d[:, 0], d[:, 1])
+
+
+def _arcs(curve: np.ndarray) -> np.ndarray:
+    """The arc length at each vertex of ``curve`` ``(M, 2)``, from 0. ``(M,)``."""
+    steps = segment_lengths(curve)
+    s = np.empty(len(steps) + 1)
+    s[0] = 0.0
+    np.cumsum(steps, out=s[1:])
+    return s
 
 
 def reflect(points, center, angle_deg: float) -> np.ndarray:

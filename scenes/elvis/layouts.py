@@ -128,10 +128,21 @@ MIN_NARROW = 5 / 224
 def _radii(sizes, base: float, shapes=None) -> np.ndarray:
     """Bounding-disc radii of objects of the size classes ``sizes`` at ``base``; with
     ``shapes``, no narrower than lets each shape's narrowest side reach :data:`MIN_NARROW`."""
-    r = np.array([base * SIZES[s] for s in sizes])
-    if shapes is not None:
-        r = np.maximum(r, [MIN_NARROW / (2 * NARROW.get(sh, 1.0)) for sh in shapes])
-    return r
+    if shapes is None:
+        return np.array([base * SIZES[s] for s in sizes])
+    # ``np.maximum`` of the two per object, in plain floats (radii are finite: no NaN rule)
+    return np.array([max(base * SIZES[s], _NARROWEST[sh]) for s, sh in zip(sizes, shapes)], dtype=np.float64)
+
+
+class _Narrowest(dict):
+    """Shape -> the least radius that lets its narrowest side reach :data:`MIN_NARROW`."""
+
+    def __missing__(self, shape):
+        self[shape] = value = MIN_NARROW / (2 * NARROW.get(shape, 1.0))
+        return value
+
+
+_NARROWEST = _Narrowest()
 
 
 def _objects(ctx: Context, groups, base: float, **kw) -> dict:
@@ -147,19 +158,26 @@ def _flat(sizes) -> list[int]:
 
 def _packed(radii, gap: float = 0.008) -> float:
     """The radius of the disc that ``radii`` (with ``gap`` around each) fill at a cluster's density."""
-    return math.sqrt(sum((r + gap) ** 2 for r in radii) / 0.42)
+    # plain floats: ``**`` is the C library's pow for them as for numpy's scalars (not ``x * x``)
+    return math.sqrt(sum((r + gap) ** 2 for r in _floats(radii)) / 0.42)
 
 
 def _room(radii) -> float:
     """The smallest disc radius a placement in it can hold the largest of ``radii`` anywhere
     (:func:`geometry.in_disc` keeps centres a radius from the middle)."""
-    return 2 * max(radii) + 0.004
+    return 2 * max(_floats(radii)) + 0.004
+
+
+def _floats(values) -> list:
+    """``values`` (an array or a sequence) as a list of plain floats."""
+    return values.tolist() if isinstance(values, np.ndarray) else [float(v) for v in values]
 
 
 def _clusters(ctx: Context, radii, groups, n_groups, gap_in=0.008, gap_out=0.1) -> np.ndarray:
     """Objects packed into ``n_groups`` compact, well separated clusters."""
     rng = ctx.rng
-    idx = [np.nonzero(np.asarray(groups) == g)[0] for g in range(n_groups)]
+    ga = np.asarray(groups)
+    idx = [np.nonzero(ga == g)[0] for g in range(n_groups)]
     cr = np.array([max(_packed(radii[ix], gap_in), _room(radii[ix])) for ix in idx])   # a cluster of one included
     # clusters anywhere (not at fixed slots), so that how far the objects spread does not
     # tell how many clusters there are
@@ -302,7 +320,8 @@ def circle_features(ctx: Context) -> Layout:
     # regroup the same objects into one arc more or fewer when the principle is broken
     clusters = f.groups if ctx.principle else pick(rng, [k for k in (f.groups - 1, f.groups + 1) if 2 <= k <= 5])
     r = obj["radius"]
-    own = [np.nonzero(np.asarray(groups) == g)[0] for g in range(f.groups)]
+    ga = np.asarray(groups)
+    own = [np.nonzero(ga == g)[0] for g in range(f.groups)]
     member = own if ctx.principle else np.array_split(rng.permutation(len(groups)), clusters)
     # packed as densely as the rule's groups would be (a capped group packs closer), so that
     # how close the objects sit does not tell how many arcs there are
@@ -327,10 +346,10 @@ def circle_features(ctx: Context) -> Layout:
 
 def _jitter(ctx: Context, colours) -> list:
     """Per-object shades of each group's colour (the similarity cue drawn per object)."""
-    out = []
+    out, table = [], named_colours()
     for c in colours:
-        rgb = np.array(named_colours()[c], dtype=float)
-        out.append([int(v) for v in np.clip(rgb + ctx.rng.uniform(-12, 12, 3), 0, 255)])
+        # ``np.clip(rgb + u, 0, 255)`` in plain floats: the same sums, clipped alike
+        out.append([int(min(max(v + d, 0.0), 255.0)) for v, d in zip(table[c], ctx.rng.uniform(-12, 12, 3).tolist())])
     return out
 
 
@@ -402,8 +421,9 @@ def palette(ctx: Context) -> Layout:
     cx, cy, inner, outer = RING
     c = np.zeros((len(groups), 2))
     if ctx.principle:
+        ga = np.asarray(groups)
         for g in range(f.groups):
-            ix = np.nonzero(np.asarray(groups) == g)[0]
+            ix = np.nonzero(ga == g)[0]
             lo = a0 + g * width + 4
             c[ix] = geo.place(rng, obj["radius"][ix], geo.in_disc(cx, cy, outer, inner, lo, lo + width - 8), 0.006)
     else:
@@ -626,15 +646,14 @@ def _displace_stretch(rng: np.random.Generator, c: np.ndarray, radius: np.ndarra
             sign = -sign                                 # no room on the drawn side: try the other
         k = max(2, int(round(n * rng.uniform(*STRETCH))))
         start = int(rng.integers(n))
-        idx = [first + (start + j) % n for j in range(k)]
-        mid = np.add.reduce(c[idx], 0) / k - centre          # ``c[idx].mean(0)``, as numpy computes it
-        u = mid / max(math.sqrt(mid.dot(mid)), 1e-9)          # ``np.linalg.norm(mid)``, likewise
+        # the stretch ``c[first + (start + j) % n]``, j < k: ``mid`` its ``c[idx].mean(0)`` as numpy computes it
+        mid = ks.stretch_mid(c, first, n, start, k, float(centre[0]), float(centre[1]))
+        norm = max(math.sqrt(mid.dot(mid)), 1e-9)             # ``np.linalg.norm(mid)``, likewise
         d = float(rng.uniform(*DISPLACE)) * R * sign
-        moved = c.copy()
-        moved[idx] += u * d
+        # ``moved[idx] += (mid / norm) * d`` on a copy of ``c``, with its statistics;
         # redrawn at scale s, a lone figure's distances all scale by s: the sizes that give back
         # the positive's nearest-neighbour distance or spread (and the drawn size) are the ones to try
-        nn1, spread1 = _mean_nn(moved), _spread(moved)
+        moved, nn1, spread1 = ks.stretched(c, first, n, start, k, float(mid[0] / norm), float(mid[1] / norm), d)
         for scale in sorted({_clip(v, lo, hi) for v in (1.0, nn0 / nn1, spread0 / spread1,
                                                         math.sqrt(nn0 * spread0 / (nn1 * spread1)))}):
             # ``cand[own] = centre + scale * (moved[own] - centre)`` on a copy, then its statistics
@@ -647,7 +666,8 @@ def _displace_stretch(rng: np.random.Generator, c: np.ndarray, radius: np.ndarra
             nn2, spread2 = math.log(nn_c / nn0), math.log(spread_c / spread0)
             cost = 2 * abs(nn2 - spread2) + abs(nn2) + abs(spread2)
             if best is None or cost < best[0]:
-                best = (cost, cand, {"objects": [i - first for i in idx], "distance": round(d * scale, 4)}, scale * R)
+                best = (cost, cand, {"objects": [(start + j) % n for j in range(k)], "distance": round(d * scale, 4)},
+                        scale * R)
     if best is None:
         raise PlacementError("no stretch can move off the outline")
     c[:] = best[1]
@@ -687,7 +707,7 @@ def _along(ctx: Context, curves, n_per, groups_of_curve, margins=None, base=None
     rng = ctx.rng
     pts = placed or [geo.resample(cv, n, (margins or [0.0] * len(curves))[k])
                      for k, (cv, n) in enumerate(zip(curves, n_per))]
-    spacing = min(np.hypot(*np.diff(p, axis=0).T).min() for p in pts if len(p) > 1)
+    spacing = min(geo.segment_lengths(p).min() for p in pts if len(p) > 1)
     base = min(0.3 * spacing, 0.03) if base is None else min(base, (spacing - 0.006) / (2 * SIZES["large"]))
     if 2 * base * SIZES["small"] < MIN_DIAMETER:
         raise PlacementError("curve objects would be too small")
@@ -763,12 +783,15 @@ def _break_curve(rng: np.random.Generator, curves: list, spacing: float, others:
     def stats(c):     # (objects close enough to overlap, spread of centres)
         return ks.close_pairs(c, 0.6 * spacing), _spread(c)
 
-    steps = np.hypot(*np.diff(pts, axis=0).T)
+    steps = geo.segment_lengths(pts)
     own = float(np.median(steps))                               # this curve's spacing (``spacing``: the smallest)
     gap = set(np.nonzero(steps > 1.3 * own)[0].tolist())        # the free stretch where curves cross: never broken
     if crossing is not None:                                    # (found by where it is, however short)
         gap.add(int(np.hypot(*((pts[:-1] + pts[1:]) / 2 - crossing).T).argmin()))
     close, target = stats(np.concatenate(list(curves) + [others]))
+    flat = np.concatenate(curves)
+    bounds = np.cumsum([0] + [len(c) for c in curves]).astype(np.int64)
+    others = np.ascontiguousarray(others, dtype=np.float64)
     best = None
     for _ in range(CANDIDATES):
         at = int(rng.integers(n // 3, max(n // 3 + 1, n - n // 3)))
@@ -781,33 +804,35 @@ def _break_curve(rng: np.random.Generator, curves: list, spacing: float, others:
         kind = kinds[int(rng.integers(len(kinds)))]
         size = float(rng.uniform(*(KINK if kind == "kink" else SHIFT)))
         for side in (first, -first):          # either way: one turns the rest in, the other out
-            outs = [c.copy() for c in curves]
+            # the rest turned as ``geo.rotate`` turns it (about ``pts[at]``), or shifted by
+            # ``np.array([-tangent[1], tangent[0]]) * side * shift``: the same operations
             if kind == "kink":
                 angle = size * side
-                for o, c in zip(outs, curves):
-                    o[at + 1:] = geo.rotate(c[at + 1:], pts[at], angle)
+                rad = math.radians(angle)
+                res = ks.broken_curves(flat, bounds, at, True, float(pts[at, 0]), float(pts[at, 1]), math.cos(rad),
+                                       math.sin(rad), 0.0, 0.0, others, 0.04, 0.96)
                 how = {"kind": "kink", "at": at, "angle": round(angle, 1)}
-                before, after = pts[at] - pts[at - 1], outs[0][at + 1] - outs[0][at]
+                before, after = pts[at] - pts[at - 1], res[0][at + 1] - res[0][at]
                 turn = math.degrees(abs(math.atan2(before[0] * after[1] - before[1] * after[0], before @ after)))
                 if turn < KINK[0]:          # the curve's own bend took back part of the kink
                     continue
             else:
                 shift = size * own
-                for o, c in zip(outs, curves):
-                    o[at + 1:] = c[at + 1:] + np.array([-tangent[1], tangent[0]]) * side * shift
+                res = ks.broken_curves(flat, bounds, at, False, 0.0, 0.0, 1.0, 0.0, float(-tangent[1] * side * shift),
+                                       float(tangent[0] * side * shift), others, 0.04, 0.96)
                 how = {"kind": "misaligned", "at": at, "shift": round(shift, 4)}
-            moved = np.concatenate([o[at + 1:] for o in outs])
-            if (moved < 0.04).any() or (moved > 0.96).any():
+            every, off, near = res
+            if off:
                 continue
             if len(others):
                 if clear is None:
                     clear = _nearest(np.concatenate([c[at + 1:] for c in curves]), others)
-                if _nearest(moved, others) < min(0.9 * spacing, clear):     # no nearer the others than before
+                if near < min(0.9 * spacing, clear):     # no nearer the others than before
                     continue
-            now = stats(np.concatenate(outs + [others]))
+            now = stats(every)
             cost = (abs(now[0] - close), abs(now[1] - target))
             if best is None or cost < best[0]:
-                best = (cost, outs, how)
+                best = (cost, [every[a:b] for a, b in zip(bounds[:-1], bounds[1:])], how)
     if best is None:
         raise PlacementError("no break keeps clear of the other curves")
     return best[1], best[2]
@@ -857,9 +882,14 @@ def one_split_n(ctx: Context) -> Layout:
 def _through(rng: np.random.Generator, centre: np.ndarray, angle: float, half: float) -> np.ndarray:
     """A gently bent curve through ``centre`` at ``angle`` degrees, ``half`` long each way."""
     a = math.radians(angle)
-    u, nrm = np.array([math.cos(a), -math.sin(a)]), np.array([math.sin(a), math.cos(a)])
-    b1, b2 = rng.uniform(-0.04, 0.04, 2)
-    return _curve([centre - half * u, centre - 0.2 * u + b1 * nrm, centre, centre + 0.2 * u + b2 * nrm, centre + half * u])
+    u, nrm = (math.cos(a), -math.sin(a)), (math.sin(a), math.cos(a))
+    b1, b2 = rng.uniform(-0.04, 0.04, 2).tolist()
+    # ``centre - half * u``, ``centre - 0.2 * u + b1 * nrm``, ...: numpy's operations, per coordinate
+    return _curve([[c - half * v for c, v in zip(centre.tolist(), u)],
+                   [c - 0.2 * v + b1 * w for c, v, w in zip(centre.tolist(), u, nrm)],
+                   centre,
+                   [c + 0.2 * v + b2 * w for c, v, w in zip(centre.tolist(), u, nrm)],
+                   [c + half * v for c, v in zip(centre.tolist(), u)]])
 
 
 def _around(length: float, n: int, at: float, hole: float, reserve: float = 0.0) -> tuple[np.ndarray, float]:
@@ -871,7 +901,9 @@ def _around(length: float, n: int, at: float, hole: float, reserve: float = 0.0)
     step = min((at - hole / 2 - reserve) / max(first - 1, 1), (length - at - hole / 2 - reserve) / max(second - 1, 1))
     if step <= 0:
         raise PlacementError("no room for the objects around the crossing")
-    return np.concatenate([at - hole / 2 - step * np.arange(first)[::-1], at + hole / 2 + step * np.arange(second)]), step
+    lo, hi = at - hole / 2, at + hole / 2                # plain floats: the same operations as numpy's
+    return np.array([lo - step * k for k in range(first - 1, -1, -1)] + [hi + step * k for k in range(second)],
+                    dtype=np.float64), step
 
 
 def _normal_at(curve: np.ndarray, t: np.ndarray) -> np.ndarray:
