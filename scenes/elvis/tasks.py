@@ -226,10 +226,17 @@ def sample_elvis(rng: np.random.Generator, index: int, category: str, rel, irr, 
                 caption="Rule: " + rule + ("" if label else f" Broken: {', '.join(broken)}."))
 
 
+_PLAIN = (float, int, str, bool, type(None))
+
+
 def _jsonable(x):
+    """``x`` with numpy arrays and scalars turned into lists and Python numbers, tuples into
+    lists (JSON's types)."""
     if isinstance(x, dict):
         return {k: _jsonable(v) for k, v in x.items()}
     if isinstance(x, (list, tuple)):
+        if all(type(v) in _PLAIN for v in x):              # exact types: a numpy float is a float subclass
+            return list(x)
         return [_jsonable(v) for v in x]
     if isinstance(x, np.generic):
         return x.item()
