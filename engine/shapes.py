@@ -65,12 +65,17 @@ def draw_shapes(scene: Scene, shapes, centers, radii, colors, rotations=None) ->
         for i in range(n):                 # the one-at-a-time path names the bad value
             draw_shape(scene, shapes[i], c[i], r[i], colors[i], rotation=rot[i])
         return
-    keys = [col if type(col) is tuple else tuple(col) for col in colors]
-    colour: dict = {}
-    for k, col in zip(keys, colors):
-        if k not in colour:
-            colour[k] = parse_color(col)
+    colour: dict = {}                       # parsed once per colour given as an int triple (1 and 1.0 differ)
+    parsed = []
+    for col in colors:
+        if type(col) is tuple and len(col) == 3 and all(type(v) is int for v in col):
+            if col not in colour:
+                colour[col] = parse_color(col)
+            parsed.append(colour[col])
+        else:
+            parsed.append(parse_color(col))
     push = scene.primitives.append
-    for (kind, geom, factor, halve, verts), (x, y), ri, ti, k in zip(rows, c.tolist(), r.tolist(), rot.tolist(), keys):
+    for (kind, geom, factor, halve, verts), (x, y), ri, ti, rgb in zip(rows, c.tolist(), r.tolist(), rot.tolist(),
+                                                                       parsed):
         s = ri * factor / 2 if halve else ri * factor
-        push(Primitive(kind, geom, (x, y), (s, s), -math.radians(ti), colour[k], 1.0, True, 0.01, 0.0, 0.0, verts, 0))
+        push(Primitive(kind, geom, (x, y), (s, s), -math.radians(ti), rgb, 1.0, True, 0.01, 0.0, 0.0, verts, 0))

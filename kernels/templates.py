@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import math
 
-import numba
 import numpy as np
 
 ARC_SEGMENTS = 48  # segments on a full turn for sampled curves
@@ -182,10 +181,22 @@ def catmull_rom(points: np.ndarray, samples_per_segment: int = 12) -> np.ndarray
     # ``np.linalg.norm(d)`` is ``sqrt(d.dot(d))`` (numpy's dot: its summation is its own);
     # ``** 0.5`` of a plain float is the C library's pow, as for numpy's scalar
     step = [max(math.sqrt(d.dot(d)), 1e-9) ** 0.5 for d in ext[1:] - ext[:-1]]
-    return _spline_samples(ext, np.array(step), samples_per_segment)
+    return _compiled_spline()(ext, np.array(step), samples_per_segment)
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False, error_model="numpy")     # IEEE division, as numpy's
+@functools.lru_cache(maxsize=1)
+def _compiled_spline():
+    """:func:`_spline_samples` compiled, on first use (describing a scene needs no compiler):
+    cached on disk where numba finds a writable cache, else compiled for this process only."""
+    import numba
+
+    options = dict(nogil=True, fastmath=False, error_model="numpy")   # IEEE division, as numpy's
+    try:
+        return numba.njit(cache=True, **options)(_spline_samples)
+    except RuntimeError:                    # no writable cache location (a read-only install)
+        return numba.njit(**options)(_spline_samples)
+
+
 def _spline_samples(ext: np.ndarray, step: np.ndarray, n: int) -> np.ndarray:
     """The samples of :func:`catmull_rom` through ``ext[1:-1]`` (``ext``: the control points
     with one mirrored point added at each end; ``step[i]``: the parameter step from ``ext[i]``

@@ -195,6 +195,7 @@ def test_draw_shapes_pushes_the_primitives_draw_shape_would():
     rots = np.where(rng.random(n) < 0.3, 0.0, rng.uniform(-400, 400, n))
     colours = [tuple(int(v) for v in rng.integers(0, 256, 3)) for _ in range(n)]
     colours[5] = [10, 20, 30]                                      # a list is a colour too
+    colours[6:9] = [(1, 1, 1), (1.0, 1.0, 1.0), [1.0, 0, 0]]       # ints 0..255 and floats 0..1 differ
     fast, slow = Scene(), Scene()
     draw_shapes(fast, names, centers, radii, colours, rots)
     for i in range(n):
@@ -205,8 +206,10 @@ def test_draw_shapes_pushes_the_primitives_draw_shape_would():
         assert repr(tuple(a)[:-2]) == repr(tuple(b)[:-2]) and a.index == b.index
         assert a.verts is b.verts or np.array_equal(a.verts, b.verts)
         assert math.copysign(1.0, a.rotation) == math.copysign(1.0, b.rotation)
-    for bad, match in (({"radii": [-1.0]}, "radius"), ({"centers": [[np.nan, 0.5]]}, "center"),
-                       ({"shapes": ["blob"]}, "blob"), ({"rotations": [np.inf]}, "rotation")):
+    two = {"shapes": ["circle"] * 2, "centers": [[0.5, 0.5]] * 2, "radii": [0.1] * 2, "rotations": [0.0] * 2}
+    for bad, match in (({**two, "colors": [(2, 0, 0), (2.0, 0.0, 0.0)]}, "colour"), ({"radii": [-1.0]}, "radius"),
+                       ({"centers": [[np.nan, 0.5]]}, "center"), ({"shapes": ["blob"]}, "blob"),
+                       ({"rotations": [np.inf]}, "rotation")):
         args = {"shapes": ["circle"], "centers": [[0.5, 0.5]], "radii": [0.1], "colors": [(1, 2, 3)],
                 "rotations": [0.0], **bad}
         with pytest.raises(ValueError, match=match):
