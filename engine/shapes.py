@@ -35,16 +35,15 @@ def draw_shape(scene: Scene, shape: str, center, radius, color, **style) -> None
 
 @functools.lru_cache(maxsize=1)
 def _shape_table() -> dict:
-    """Per shape of :data:`SHAPES`: ``(kind, geom, factor, halve, verts)``: the primitive
-    :func:`draw_shape` pushes, with scale ``radius * factor`` (halved for the square, whose
-    size is a side) and its cached vertex template."""
+    """Per shape of :data:`SHAPES`: ``(kind, geom, scale, verts)``: the primitive
+    :func:`draw_shape` pushes at radius 1 (its scale then grows with the radius) and its
+    cached vertex template."""
     table = {}
     for name in SHAPES:
         s = Scene()
         draw_shape(s, name, (0.0, 0.0), 1.0, (0, 0, 0))
         p = s.primitives[0]
-        factor = 1.41 if name == "square" else 0.72 if name in ("heart", "spade", "club", "cross", "plus") else 1.0
-        table[name] = (p.kind, p.geom, factor, name == "square", p.verts)
+        table[name] = (p.kind, p.geom, p.scale[0], p.verts)
     return table
 
 
@@ -75,7 +74,6 @@ def draw_shapes(scene: Scene, shapes, centers, radii, colors, rotations=None) ->
         else:
             parsed.append(parse_color(col))
     push = scene.primitives.append
-    for (kind, geom, factor, halve, verts), (x, y), ri, ti, rgb in zip(rows, c.tolist(), r.tolist(), rot.tolist(),
-                                                                       parsed):
-        s = ri * factor / 2 if halve else ri * factor
+    for (kind, geom, unit, verts), (x, y), ri, ti, rgb in zip(rows, c.tolist(), r.tolist(), rot.tolist(), parsed):
+        s = ri * unit                   # = draw_shape's (radius * 1.41) / 2 etc.: halving is exact
         push(Primitive(kind, geom, (x, y), (s, s), -math.radians(ti), rgb, 1.0, True, 0.01, 0.0, 0.0, verts, 0))

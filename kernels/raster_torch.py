@@ -160,12 +160,11 @@ def _composite_fused(fused, *args) -> bool:
     """Run the fused pass (``fused.composite(*args)``); False when its first use in this
     process fails to build (no C compiler for Triton's launcher, an unsupported GPU), after a
     one-time warning, so that the caller draws with the tiled path. Later failures raise."""
-    if _FUSED_STATE.get("ok"):
-        fused.composite(*args)
-        return True
     try:
         fused.composite(*args)
     except Exception as e:                   # noqa: BLE001 (any build failure: fall back once, say why)
+        if _FUSED_STATE.get("ok"):
+            raise
         _FUSED_STATE["failed"] = f"{type(e).__name__}: {e}"
         warnings.warn(f"the fused render pass could not be built here ({_FUSED_STATE['failed'][:300]}); drawing "
                       f"with the tiled path (set {FUSED_ENV}=0 to skip the attempt)", RuntimeWarning, stacklevel=3)
@@ -181,8 +180,8 @@ def rasterize(prep: Prepared, height: int, width: int, background: torch.Tensor,
     The host reads the device once per batch (entries per scene, to cut the batch into
     chunks of bounded work) and, unless the fused pass of :mod:`kernels.raster_triton` draws
     the batch (a GPU with Triton, no glyphs or sprites), once per chunk (group sizes and depth
-    counts); everything else is queued without waiting. Returns a float32 ``[B,3,H,W]`` tensor in [0,1] on the
-    primitives' device.
+    counts); everything else is queued without waiting. Returns a float32 ``[B,3,H,W]``
+    tensor in [0,1] on the primitives' device.
     """
     B, N = prep.geom.shape
     dev = prep.center.device
