@@ -224,3 +224,16 @@ def test_a_url_without_a_driver_is_refused_before_drawing(tmp_path, capsys, monk
     assert main(["generate", "shapes/colours", "--count", "2", "--size", "32", "--out", "nosuchscheme://b/ds"]) == 2
     assert "no file system driver" in capsys.readouterr().err
     assert not (tmp_path / "cache" / "staging").exists()
+
+
+def test_encode_png_refuses_an_image_that_is_not_three_planes():
+    """A [4,H,W] image would otherwise lose its alpha plane silently."""
+    import re
+
+    import torch
+
+    from engine.outputs import encode_png
+
+    for shape in ((4, 8, 8), (1, 8, 8), (8, 8)):
+        with pytest.raises(ValueError, match=r"\[3,H,W\].*" + re.escape(str(list(shape)))):
+            encode_png(torch.zeros(shape, dtype=torch.uint8))
