@@ -14,6 +14,7 @@ from engine.errors import UserError
 from engine.registry import get_task, list_tasks
 from kernels import tiles as T
 from kernels.images import colour_dct
+from scenes.jigsaw.puzzle import drawn_labels
 from scenes.jigsaw.sources import FolderSource, HFSource, SourceError, source_for
 
 TASKS = list_tasks("jigsaw/*")
@@ -49,7 +50,7 @@ def _derive(s, src) -> str:
         truth = T.split(full[None], g, g)[0]
         hits = [j for j, t in enumerate(holes) if torch.equal(truth[t], _img(s.panels[1]))]
         assert len(hits) == 1
-        return "ABCD"[hits[0]]
+        return drawn_labels(s.panels[0], g)[hits[0]]            # the letter drawn in that hole
     quarters = T.split(full[None], 2, 2)[0]
     if task == "jigsaw/connection":
         a, b = [next(t for t in range(4) if torch.equal(quarters[t], _img(p))) for p in s.panels]

@@ -13,7 +13,7 @@ from engine.registry import get_family, get_task
 from evals.audit import seams
 from evals.audit.run import audit
 from kernels import tiles as T
-from scenes.jigsaw import compatible, continuity
+from scenes.jigsaw import compatible, continuity, puzzle
 from scenes.jigsaw.sources import source_for
 
 BUILT_IN = {"jigsaw.images": "generated:120", "jigsaw.image_size": 192}
@@ -178,6 +178,24 @@ def test_only_items_with_one_most_continuous_arrangement_are_kept(task_id):
         assert sum(s.meta["rejected"] for s in samples) > 0    # some draws were ambiguous and redrawn
     # the audit's independent solver agrees with the kept answers
     assert seam_accuracy(task_id, settings, 40) >= 0.9
+
+
+@pytest.mark.parametrize("level", ["easy", "hard"])
+def test_localization_letters_do_not_tell_the_pieces_row(level):
+    # letters in reading order gave sky pieces A and ground pieces the last letter, so a probe
+    # on colour statistics answered without matching anything (mean rows 0.22 vs 0.87 easy,
+    # 0.15 .. 1.78 hard)
+    g = 2 if level == "easy" else 3
+    samples = get_task(f"jigsaw/localization/{level}", {"jigsaw.images": "generated:40",
+                                                        "jigsaw.image_size": 96}).samples(0, range(120))
+    rows: dict[str, list[int]] = {}
+    for s in samples:
+        drawn = dict(zip(s.meta["masked_cells"], puzzle.drawn_labels(s.panels[0], g)))   # what the panel shows
+        assert sorted(drawn.values()) == list("ABCD"[:len(drawn)])
+        assert drawn[s.meta["piece_cell"]] == s.answer_text
+        rows.setdefault(s.answer_text, []).append(s.meta["piece_cell"] // g)
+    means = {a: float(np.mean(v)) for a, v in rows.items()}
+    assert len(means) == len(drawn) and max(means.values()) - min(means.values()) < 0.5 * (g - 1), means
 
 
 @pytest.mark.parametrize("task_id", ["jigsaw/missing_piece/hard", "jigsaw/localization/hard",

@@ -1,11 +1,13 @@
 """What a pixel-reading solver is asked by a jigsaw sample: its question structure (which
 panel has the hole, which panels are candidates, what the options list), stated for the
-audit's shortcut solver. Read from the panels' order and the question text only, never from
-the record's answer or metadata."""
+audit's shortcut solver. Read from the panels (their order and the labels drawn on them) and
+the question text only, never from the record's answer or metadata."""
 from __future__ import annotations
 
 import itertools
 import re
+
+from kernels.glyphs import load_atlas
 
 from .family import FAMILY
 
@@ -17,6 +19,19 @@ def _fmt(order) -> str:
     return "[" + ", ".join(str(v) for v in order) + "]"
 
 
+def drawn_labels(scene, grid: int) -> list[str]:
+    """The one-letter labels drawn on ``scene`` (a ``grid x grid`` picture filling the
+    panel), in the reading order of the cells they sit in: what a solver reads off the
+    panel."""
+    charset = load_atlas().charset
+    at = {}
+    for p in scene.primitives:
+        if p.kind == "text":
+            x, y = p.center
+            at[min(int(y * grid), grid - 1) * grid + min(int(x * grid), grid - 1)] = charset[p.index]
+    return [at[c] for c in sorted(at)]
+
+
 @FAMILY.shortcut
 def puzzle(sample) -> dict | None:
     """The sample's puzzle in the form :mod:`evals.audit.seams` reads, or ``None`` for tasks
@@ -26,8 +41,8 @@ def puzzle(sample) -> dict | None:
         return {"kind": "fill", "image": 0, "grid": 3, "options": {a: 1 + k for k, a in enumerate(LETTERS)}}
     if task.startswith("jigsaw/localization/"):
         easy = task.endswith("/easy")
-        return {"kind": "place", "image": 0, "piece": 1, "grid": 2 if easy else 3,
-                "options": list(LETTERS[: 2 if easy else 4])}
+        g = 2 if easy else 3
+        return {"kind": "place", "image": 0, "piece": 1, "grid": g, "options": drawn_labels(sample.panels[0], g)}
     if task == "jigsaw/order_restoration":
         listed = {m.group(1): [int(v) for v in m.groups()[1:]] for m in LISTED.finditer(sample.question)}
         return {"kind": "arrange", "tiles": [0, 1, 2, 3], "grid": 2, "options": listed} if listed else None

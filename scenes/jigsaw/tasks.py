@@ -187,7 +187,7 @@ def localization(rng, level, index, settings):
         tiles = T.split(img[None], g, g)[0]
         borders = [continuity.tile_borders(v, g) for v in continuity.views(img)]
         for _ in range(TRIES):
-            cells = sorted(int(c) for c in rng.choice(g * g, size=k, replace=False))   # labelled A.. in reading order
+            cells = sorted(int(c) for c in rng.choice(g * g, size=k, replace=False))   # in reading order
             pick = int(rng.integers(k))
             # the piece must match exactly one masked area, and continue its neighbours there
             # strictly better than at any other masked area
@@ -206,10 +206,13 @@ def localization(rng, level, index, settings):
     flags[0, cells] = True
     masked = T.mask(img[None], g, g, flags)[0]
     piece = T.take(img[None], g, g, torch.tensor([[cells[pick]]]))[0, 0]
-    labels = [(LETTERS[j], ((c % g + 0.5) / g, (c // g + 0.5) / g), 0.35 / g) for j, c in enumerate(cells)]
-    return Draw([_panel(masked, labels), _panel(piece)], LOCALIZATION[level], LETTERS[pick], "fixed",
+    # letters go to the masked cells in a random order: in reading order the letter would tell
+    # the piece's row, which its content (sky above, ground below) gives away without any matching
+    names = [LETTERS[int(j)] for j in rng.permutation(k)]
+    labels = [(name, ((c % g + 0.5) / g, (c // g + 0.5) / g), 0.35 / g) for name, c in zip(names, cells)]
+    return Draw([_panel(masked, labels), _panel(piece)], LOCALIZATION[level], names[pick], "fixed",
                 options=list(LETTERS[:k]), meta={"image": i, "masked_cells": cells, "piece_cell": cells[pick],
-                                                 "rejected": rejected})
+                                                 "labels": names, "rejected": rejected})
 
 
 # ---------------------------------------------------------------- connection verification
