@@ -11,6 +11,7 @@ sample of the batch.
 from __future__ import annotations
 
 import functools
+import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -44,6 +45,11 @@ def _mix(z: np.ndarray) -> np.ndarray:
 def batch_keys(seed: int, task_id: str, indices) -> np.ndarray:
     """``[B]`` uint64: the low 64 bits of each sample's key (:func:`engine.rng.sample_key`)."""
     return np.fromiter((sample_key(seed, task_id, i) & _MASK for i in indices), np.uint64)
+
+
+def member_keys(seed: int, members) -> np.ndarray:
+    """``[B]`` uint64 keys (as :func:`batch_keys`) of samples ``(task id, index)`` of any tasks."""
+    return np.fromiter((sample_key(seed, tid, i) & _MASK for tid, i in members), np.uint64, count=len(members))
 
 
 class BatchRandom:
@@ -106,7 +112,7 @@ def scatter(rng: BatchRandom, radii: np.ndarray, valid: np.ndarray, bounds=(0.0,
     rng.drawn += 1                                   # this call's forks are its own
     for attempt in range(attempts):
         sub = rng.take(todo).fork(attempt)
-        got, ok = _scatter_once(sub, radii[todo], valid[todo], bounds, gap, candidates)
+        got, ok = place_once(sub, radii[todo], valid[todo], in_box(bounds), gap, candidates)
         out[todo[ok]] = got[ok]
         todo = todo[~ok]
         if len(todo) == 0:
@@ -114,31 +120,34 @@ def scatter(rng: BatchRandom, radii: np.ndarray, valid: np.ndarray, bounds=(0.0,
     raise PlacementError(f"could not place discs with gap {gap} in {bounds} after {attempts} attempts")
 
 
-def _scatter_once(rng: BatchRandom, radii, valid, bounds, gap, candidates) -> tuple[np.ndarray, np.ndarray]:
-    """One placement attempt for every sample: ``(centres [B,K,2], succeeded [B])``."""
-    B, K = radii.shape
+def in_box(bounds):
+    """Proposer for :func:`place_once`: ``m`` candidate centres per disc keeping a disc of
+    radius ``r [B,K]`` inside ``bounds = (x0, y0, x1, y1)``: ``propose(rng, r, m) -> [B,K,m,2]``."""
     x0, y0, x1, y1 = bounds
+
+    def propose(rng: BatchRandom, r: np.ndarray, m: int) -> np.ndarray:
+        lo = np.stack([x0 + r, y0 + r], -1)[:, :, None]
+        hi = np.stack([x1 - r, y1 - r], -1)[:, :, None]
+        return lo + rng.random(r.shape[1], m, 2) * (hi - lo)
+    return propose
+
+
+def place_once(rng: BatchRandom, radii, valid, propose, gap, candidates) -> tuple[np.ndarray, np.ndarray]:
+    """One placement attempt for every sample: discs of ``radii [B,K]`` (where ``valid``),
+    larger first, each at the first of its ``candidates`` proposals (``propose(rng, r, m)``:
+    ``r [B,K]`` the radii in placement order -> ``[B,K,m,2]``) that keeps ``gap`` from the
+    discs placed before it. Returns ``(centres [B,K,2], succeeded [B])``."""
+    from kernels.clearance import place_batch
+
+    B, K = radii.shape
     order = np.argsort(np.where(valid, -radii, np.inf), axis=1, kind="stable")
+    rows = np.arange(B)[:, None]
+    r, live = radii[rows, order], valid[rows, order]
+    cand = np.ascontiguousarray(propose(rng, r, candidates), dtype=np.float64)
+    placed, ok = np.zeros((B, K, 2)), np.ones(B, bool)
+    place_batch(cand, np.ascontiguousarray(r, dtype=np.float64), np.ascontiguousarray(live), float(gap), placed, ok)
     out = np.zeros((B, K, 2))
-    ok = np.ones(B, bool)
-    rows = np.arange(B)
-    for j in range(K):
-        i = order[:, j]
-        r = radii[rows, i]
-        lo = np.stack([x0 + r, y0 + r], -1)[:, None]
-        hi = np.stack([x1 - r, y1 - r], -1)[:, None]
-        cand = lo + rng.random(candidates, 2) * (hi - lo)                    # [B,M,2]
-        if j:
-            prev = order[:, :j]                                               # the discs placed so far
-            at = out[rows[:, None], prev]                                     # [B,j,2]
-            need = np.where(valid[rows[:, None], prev], r[:, None] + radii[rows[:, None], prev] + gap, 0.0)
-            d2 = ((cand[:, :, None, :] - at[:, None, :, :]) ** 2).sum(-1)     # [B,M,j]
-            fits = (d2 >= (need ** 2)[:, None, :]).all(2)
-        else:
-            fits = np.ones((B, candidates), bool)
-        live = valid[rows, i]
-        ok &= fits.any(1) | ~live
-        out[rows, i] = np.where(live[:, None], cand[rows, fits.argmax(1)], 0.0)
+    out[rows, order] = placed
     return out, ok
 
 
@@ -168,9 +177,10 @@ class ShapeBatch:
     """``B`` samples of named filled shapes (:data:`engine.shapes.SHAPES`) on a plain
     background, as columns: ``shape [B,K]`` (index into ``SHAPES``), ``center [B,K,2]``,
     ``radius [B,K]`` (the disc each shape fits), ``color [B,K,3]`` ints 0..255 and ``valid
-    [B,K]`` (valid slots first, in draw order), plus what each sample asks and answers:
-    ``question`` (one for all, or ``[B]``), ``answer [B]``, ``answer_type``, ``options`` and
-    ``meta(b)``."""
+    [B,K]`` (valid slots first, in draw order), optionally ``rotation [B,K]`` (degrees,
+    counter-clockwise on screen, as :func:`engine.shapes.draw_shapes` takes them), plus what
+    each sample asks and answers: ``question`` (one for all, or ``[B]``), ``answer [B]``,
+    ``answer_type``, ``options``, ``meta(b)`` and ``caption(b)``."""
 
     shape: np.ndarray
     center: np.ndarray
@@ -183,6 +193,8 @@ class ShapeBatch:
     options: list | None = None
     meta: Callable[[int], dict] = field(default=lambda b: {})
     background: tuple = (255, 255, 255)
+    rotation: np.ndarray | None = None
+    caption: Callable[[int], str] | None = None
 
     def __len__(self) -> int:
         return len(self.valid)
@@ -197,13 +209,14 @@ class ShapeBatch:
             s.primitives.append(p._replace(
                 center=(float(self.center[b, k, 0]), float(self.center[b, k, 1])),
                 scale=(float(p.scale[0] * r), float(p.scale[1] * r)),
+                rotation=0.0 if self.rotation is None else -math.radians(float(self.rotation[b, k])),
                 color=tuple(float(c) / 255.0 for c in self.color[b, k])))
         return s
 
     def draw(self, b: int) -> Draw:
         """Sample ``b`` as the :class:`engine.sample.Draw` a one-at-a-time task returns."""
         return Draw(self.scene(b), self.question_of(b), self.answer[b], self.answer_type, options=self.options,
-                    meta=self.meta(b))
+                    meta=self.meta(b), caption=None if self.caption is None else self.caption(b))
 
     def question_of(self, b: int) -> str:
         """The question sample ``b`` asks."""
@@ -225,7 +238,8 @@ class ShapeBatch:
             return torch.from_numpy(np.ascontiguousarray(a)).to(dtype)
         cols = Primitives(
             valid=t(v, torch.bool), geom=t(np.where(v, geom[self.shape], ELLIPSE), torch.long),
-            center=t(np.where(v[..., None], self.center, 0.0)), scale=t(scale), rotation=torch.zeros(B, K),
+            center=t(np.where(v[..., None], self.center, 0.0)), scale=t(scale),
+            rotation=torch.zeros(B, K) if self.rotation is None else t(np.where(v, -np.radians(self.rotation), 0.0)),
             color=t(np.where(v[..., None], self.color / 255.0, 0.0)), alpha=t(v.astype(np.float32)),
             fill=t(v, torch.bool), stroke=t(np.where(v, prims[0].stroke, 0.0)), shell=torch.zeros(B, K),
             order=torch.zeros(B, K), verts=t(np.where(v[..., None, None], verts[self.shape], 0.0)),

@@ -89,7 +89,7 @@ class Family:
     # ---------------------------------------------------------------- registration
     def task(self, pattern: str | None = None, cases: dict[str, dict] | None = None, *, description="",
              answer_distribution=None, rank=0, reader: Reader | None = None, open_answer: bool = False,
-             overall: bool = True, batched: bool = False, options=None, **grid):
+             overall: bool = True, batched: bool = False, group: str | None = None, options=None, **grid):
         """Decorator: register ``fn`` once per task, with id ``pattern.format(**params)`` for
         every combination of the ``grid`` lists, or once per entry of ``cases``
         (``{task id: params}``). ``description``, ``answer_distribution`` (answer ->
@@ -98,11 +98,15 @@ class Family:
         the family's reader; ``open_answer`` marks free text graded by a judge; ``overall=False``
         leaves the task out of its family's overall row (as a paper's overall may). ``batched``:
         ``fn(rng: engine.batched.BatchRandom, **params)`` draws a whole batch (see
-        :mod:`engine.batched`). ``options`` (a list, or a callable of the params): the answer
+        :mod:`engine.batched`); ``group`` (batched only) names the param whose equal values let
+        tasks be drawn in one call, each param then given as a list over the batch (see
+        :func:`engine.task.draw_together`). ``options`` (a list, or a callable of the params): the answer
         choices every sample of the task offers, in order, when all its samples offer the same;
         streams then read label maps without drawing, and each sample is checked to offer them."""
         if (pattern is None) == (cases is None):
             raise ValueError("give either a pattern with grid lists or cases, not both")
+        if group is not None and not batched:
+            raise ValueError(f"group={group!r} needs batched=True")
 
         def deco(fn):
             if cases is not None:
@@ -117,7 +121,7 @@ class Family:
                 about = _value(description, params) or (fn.__doc__ or "").strip().split("\n")[0]
                 registry.add_task(Task(tid, fn, self.name, dict(params), about, _value(answer_distribution, params),
                                        int(_value(rank, params) or 0), reader or self.reader, open_answer,
-                                       overall=overall, batched=batched,
+                                       overall=overall, batched=batched, group=group,
                                        options=_options(_value(options, params))))
             return fn
         return deco

@@ -52,6 +52,7 @@ from .canvas import canvas_size, images_per_batch
 from .errors import UserError
 from .frames import Frames, fit as _fit, panel_groups, side_by_side as _side_by_side, stack as _stack  # noqa: F401
 from .registry import get_task, resolve, run_settings
+from .task import draw_together
 from .batch import SceneBatch
 
 
@@ -211,25 +212,25 @@ class SampleStream(IterableDataset):
 
     def frames(self, positions) -> tuple[list, Frames]:
         """The samples at ``positions`` (in position order) and their panels, collated but not
-        rendered. Tasks that draw whole batches (:mod:`engine.batched`) are drawn a task's
-        batch at a time straight into padded columns; the others one sample at a time, their
-        panels collated per panel size. Either way the images are those of each sample alone."""
+        rendered. Tasks that draw whole batches (:mod:`engine.batched`) are drawn together
+        straight into padded columns, one call per batch key (a task, or a group of tasks
+        sharing one function); the others one sample at a time, their panels collated per
+        panel size. Either way the images are those of each sample alone."""
         T = len(self.tasks)
-        members: dict[int, list[tuple[int, int]]] = {}
-        for k, i in enumerate(positions):
-            members.setdefault(i % T, []).append((k, self.offset + i // T))
         rows: list = [None] * len(positions)
         groups, single = [], []
-        for t, drawn_here in members.items():
-            task = self._task(t)
-            if not task.batched:
-                for k, index in drawn_here:
-                    rows[k] = task.sample(self.seed, index)
-                    single.append(k)
-                continue
-            drawn = task.batch(self.seed, [index for _, index in drawn_here])
-            groups.append((self.size, drawn.scene_batch(), [(k, 0) for k, _ in drawn_here]))
-            for b, (k, index) in enumerate(drawn_here):
+        together: dict = {}                      # batch key -> [(k, task, index)]: drawn in one call
+        for k, i in enumerate(positions):
+            task, index = self._task(i % T), self.offset + i // T
+            if task.batched:
+                together.setdefault(task.batch_key, []).append((k, task, index))
+            else:
+                rows[k] = task.sample(self.seed, index)
+                single.append(k)
+        for drawn_here in together.values():
+            drawn = draw_together(self.seed, [(task, index) for _, task, index in drawn_here])
+            groups.append((self.size, drawn.scene_batch(), [(k, 0) for k, _, _ in drawn_here]))
+            for b, (k, task, index) in enumerate(drawn_here):
                 rows[k] = _Row(f"{task.id}:{self.seed}:{index}", task.id, index, drawn.question_of(b),
                                format_answer(drawn.answer[b], drawn.answer_type), drawn.answer_type)
         # a panel keeps its own extent (a Bongard collage, Percept-V's tall rows and wide

@@ -37,6 +37,16 @@ class Task:
     overall: bool = True                      # counts in its family's overall (the paper may leave a task out)
     batched: bool = False                     # fn draws whole batches (engine.batched); sample() is a batch of one
     options: tuple | None = None              # the answer choices every sample offers, when declared
+    group: str | None = None                  # batched: the param whose value lets tasks share one draw
+
+    @functools.cached_property
+    def batch_key(self):
+        """What tasks drawn in one call of a batched ``fn`` share (``None``: not batched): the
+        function, the settings and, for a grouped task, its :attr:`group` param's value."""
+        if not self.batched:
+            return None
+        return (self.fn, json.dumps(self.settings, sort_keys=True),
+                self.id if self.group is None else repr(self.params[self.group]))
 
     @property
     def root(self) -> str:
@@ -85,24 +95,56 @@ class Task:
         return s
 
     def samples(self, seed: int, indices) -> list[Sample]:
-        return [self.sample(seed, i) for i in indices]
+        """The samples ``indices`` (as :meth:`sample` gives each; a batched task draws them
+        :data:`BATCH` at a time)."""
+        indices = list(indices)
+        if not self.batched:
+            return [self.sample(seed, i) for i in indices]
+        out = []
+        for a in range(0, len(indices), BATCH):
+            part = indices[a:a + BATCH]
+            drawn = self.batch(seed, part)
+            out += [self.build(drawn.draw(b), seed, i) for b, i in enumerate(part)]
+        return out
 
     def batch(self, seed: int, indices):
         """Samples ``indices`` of a batched task drawn at once: an :class:`engine.batched.ShapeBatch`
         whose row ``b`` is sample ``indices[b]`` (the same whatever else the batch holds)."""
-        if not self.batched:
-            raise TypeError(f"task {self.id} draws one sample at a time; use sample()")
-        from .batched import BatchRandom, batch_keys
-
-        wants = _parameters(self.fn)
-        if "index" in wants:
-            raise TypeError(f"task {self.id}: a batched task draws each sample from its key and takes no index")
-        kwargs = dict(self.params, **({"settings": dict(self.settings or {})} if "settings" in wants else {}))
-        return self.fn(BatchRandom(batch_keys(seed, self.id, indices)), **kwargs)
+        return draw_together(seed, [(self, i) for i in indices])
 
     def read(self, reply: str, sample: Sample) -> Parsed:
         """The canonical answer a reply states, read in the task's own format."""
         return (self.reader or read_answer)(reply, sample)
+
+
+BATCH = 256   # samples of a batched task drawn in one call by ``samples``
+
+
+def draw_together(seed: int, members: list[tuple[Task, int]]):
+    """Samples ``(task, index)`` of batched tasks sharing one :attr:`Task.batch_key`, drawn in
+    one call: an :class:`engine.batched.ShapeBatch` whose row ``b`` is ``members[b]``'s sample,
+    the same whatever else the batch holds. The function gets ``rng`` (a
+    :class:`engine.batched.BatchRandom` keyed per sample), ``index`` ``[B]`` int64 if it takes
+    it, ``settings`` if it takes it, and the tasks' params: as they are for an ungrouped task
+    (one task per call), one list over the batch each for a grouped one."""
+    from .batched import BatchRandom, member_keys
+
+    tasks = [t for t, _ in members]
+    first = tasks[0]
+    if not first.batched:
+        raise TypeError(f"task {first.id} draws one sample at a time; use sample()")
+    if any(t.batch_key != first.batch_key for t in tasks):
+        odd = next(t.id for t in tasks if t.batch_key != first.batch_key)
+        raise ValueError(f"tasks {first.id} and {odd} cannot be drawn in one batch (another function, "
+                         "group or settings)")
+    wants = _parameters(first.fn)
+    kwargs = dict(first.params) if first.group is None else {k: [t.params[k] for t in tasks] for k in first.params}
+    if "settings" in wants:
+        kwargs["settings"] = dict(first.settings or {})
+    if "index" in wants:
+        import numpy as np
+        kwargs["index"] = np.array([int(i) for _, i in members], dtype=np.int64)
+    return first.fn(BatchRandom(member_keys(seed, [(t.id, i) for t, i in members])), **kwargs)
 
 
 @functools.lru_cache(maxsize=None)

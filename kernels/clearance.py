@@ -44,3 +44,41 @@ def place_run(blocks: np.ndarray, placed: np.ndarray, m: int, r: float, gap: flo
         placed[m + j, 1] = blocks[j, hit, 1]
         placed[m + j, 2] = r
     return discs.shape[0]
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def place_batch(cand: np.ndarray, radii: np.ndarray, live: np.ndarray, gap: float,
+                out: np.ndarray, ok: np.ndarray) -> None:
+    """For each of ``B`` samples, discs ``k = 0..K-1`` in turn (``radii [B,K]``, ``live [B,K]``)
+    each take the first of their candidates ``cand [B,K,M,2]`` that keeps ``gap`` from the
+    live discs placed before (``dx**2 + dy**2 >= (r + r' + gap)**2``, numpy's operations in
+    its order); a live disc with no fit clears ``ok[b]``. Writes centres to ``out [B,K,2]``
+    (0 for discs not live; the first candidate where none fits)."""
+    B, K, M = cand.shape[0], cand.shape[1], cand.shape[2]
+    for b in range(B):
+        for k in range(K):
+            if not live[b, k]:
+                out[b, k, 0] = 0.0
+                out[b, k, 1] = 0.0
+                continue
+            pick = -1
+            for m in range(M):
+                cx, cy = cand[b, k, m, 0], cand[b, k, m, 1]
+                fits = True
+                for j in range(k):
+                    if not live[b, j]:
+                        continue
+                    dx = cx - out[b, j, 0]
+                    dy = cy - out[b, j, 1]
+                    need = radii[b, k] + radii[b, j] + gap
+                    if not dx * dx + dy * dy >= need * need:
+                        fits = False
+                        break
+                if fits:
+                    pick = m
+                    break
+            if pick < 0:
+                ok[b] = False
+                pick = 0
+            out[b, k, 0] = cand[b, k, pick, 0]
+            out[b, k, 1] = cand[b, k, pick, 1]

@@ -13,8 +13,14 @@ from engine.outputs import render_samples
 from engine.registry import get_task, list_tasks
 from engine.scene import Scene
 from engine.streams import _fit, _side_by_side, stream
+from engine.task import draw_together
+from kernels.clearance import place_batch
 
 BATCHED = [t for t in list_tasks() if get_task(t).batched]
+GROUPS: dict = {}                               # batch key -> its tasks (a group's tasks share one call)
+for _t in BATCHED:
+    GROUPS.setdefault(get_task(_t).batch_key, []).append(_t)
+ONE_PER_GROUP = [ids[0] for ids in GROUPS.values()]
 
 
 def _row(sb: SceneBatch, b: int) -> list[torch.Tensor]:
@@ -57,7 +63,7 @@ def test_scattered_discs_stay_inside_and_apart():
                 assert math.dist(c[b, i], c[b, j]) >= radii[b, i] + radii[b, j] + 0.03 - 1e-12
 
 
-@pytest.mark.parametrize("task_id", BATCHED)
+@pytest.mark.parametrize("task_id", ONE_PER_GROUP)
 def test_a_batched_task_draws_the_same_samples_whatever_the_batch(task_id):
     task = get_task(task_id)
     whole = task.batch(7, range(20))
@@ -74,7 +80,57 @@ def test_a_batched_task_draws_the_same_samples_whatever_the_batch(task_id):
         assert all(torch.equal(x, y) for x, y in zip(_row(alone, 0), _row(ws, i)))
 
 
-@pytest.mark.parametrize("pattern", ["shapes/count/*", "shapes/*"])      # all batched; mixed with one-at-a-time tasks
+def test_tasks_of_a_group_drawn_together_each_get_their_own_samples():
+    ids = next(ids for ids in GROUPS.values() if len(ids) > 1)
+    tasks = [get_task(t) for t in ids[:: max(1, len(ids) // 40)]]
+    members = [(t, i) for i in (0, 1, 5) for t in tasks]
+    together = draw_together(2, members)
+    shuffled = [members[k] for k in np.random.default_rng(0).permutation(len(members))]
+    again = draw_together(2, shuffled)
+    tb, ab = together.scene_batch(), again.scene_batch()
+    for b, (task, i) in enumerate(members):
+        alone = task.sample(2, i)
+        k = shuffled.index((task, i))
+        assert alone.answer == together.answer[b] == again.answer[k]
+        assert alone.meta == {"params": task.params, **together.meta(b)} and together.meta(b) == again.meta(k)
+        assert all(torch.equal(x, y) for x, y in zip(_row(tb, b), _row(ab, k)))
+        assert all(torch.equal(x, y) for x, y in zip(_row(SceneBatch.from_scenes(alone.panels), 0), _row(tb, b)))
+    assert len({str(together.meta(b)["objects"]) for b in range(len(members))}) == len(members)
+
+
+def test_tasks_that_do_not_share_a_batch_key_are_refused_together():
+    a, b = get_task(ONE_PER_GROUP[0]), get_task(ONE_PER_GROUP[-1])
+    with pytest.raises(ValueError, match="cannot be drawn in one batch"):
+        draw_together(0, [(a, 0), (b, 0)])
+    with pytest.raises(TypeError, match="one sample at a time"):
+        draw_together(0, [(get_task(next(t for t in list_tasks("elvis/*") if t not in BATCHED)), 0)])
+
+
+def test_placement_kernel_matches_a_plain_reference():
+    # the compiled first-fit against the same rule written out in numpy, disc by disc
+    rng = np.random.default_rng(5)
+    B, K, M = 30, 9, 16
+    cand = rng.uniform(0, 1, (B, K, M, 2))
+    radii = rng.uniform(0.05, 0.25, (B, K))
+    live = rng.random((B, K)) < 0.8
+    out, ok = np.zeros((B, K, 2)), np.ones(B, bool)
+    place_batch(cand, radii, live, 0.01, out, ok)
+    for b in range(B):
+        placed, fine = [], True
+        for k in range(K):
+            if not live[b, k]:
+                assert (out[b, k] == 0).all()
+                continue
+            d = [np.hypot(*(cand[b, k] - p).T) >= r + radii[b, k] + 0.01 for p, r in placed]
+            fits = np.logical_and.reduce(d) if d else np.ones(M, bool)
+            fine &= bool(fits.any())
+            assert (out[b, k] == cand[b, k, int(np.argmax(fits))]).all()
+            placed.append((out[b, k], radii[b, k]))
+        assert ok[b] == fine
+    assert 0 < ok.sum() < B                        # both outcomes were exercised
+
+
+@pytest.mark.parametrize("pattern", ["shapes/count/*", "shapes/*", "elvis/symmetry/*"])  # all batched; mixed
 def test_a_stream_of_batched_tasks_gives_the_pixels_of_one_at_a_time(pattern):
     s = stream(pattern, seed=4, batch_size=12, size=80, count=24)
     for j, batch in enumerate(s):

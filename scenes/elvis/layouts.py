@@ -1044,39 +1044,5 @@ def axis_symmetry_with_bkg(ctx):
     return _axis_pairs(ctx, True)
 
 
-ARM_COUNTS = {"s": (2, 4), "m": (5, 8)}
-ARM_BASE = {"s": 0.034, "m": 0.025}
-
-
-def radial_symmetry(ctx: Context) -> Layout:
-    f, rng = ctx.f, ctx.rng
-    G = f.groups
-    n = int(rng.integers(ARM_COUNTS[f.quantity][0], ARM_COUNTS[f.quantity][1] + 1))
-    step = 360.0 / G
-    phi = ctx.axis(ctx.allowed["axis"][0], alternative=ctx.allowed["axis"][0] + step / 2)
-    a = ctx.attributes(list(range(n)), per_group=("shape", "color", "size"))
-    r = _radii(a["size"], ARM_BASE[f.quantity], a["shape"])
-    centre = np.array([0.5, 0.5])
-    arm0 = geo.place(rng, r, geo.in_disc(0.5, 0.5, 0.47, 0.04, phi - step / 2, phi + step / 2), 0.012)
-    rot0 = [float(rng.uniform(0, 360)) for _ in range(n)]
-    c, rotation = [], []
-    for k in range(G):
-        if ctx.principle or k == 0:
-            c.append(geo.rotate(arm0, centre, step * k))
-        else:                                  # the same objects at other places in this arm's wedge
-            lo = phi + step * k - step / 2
-            c.append(geo.place(rng, r, geo.in_disc(0.5, 0.5, 0.47, 0.04, lo, lo + step), 0.012))
-        rotation += [(x + step * k) % 360 for x in rot0]
-    c = np.concatenate(c)
-    if not ctx.principle:
-        back = geo.rotate(c[n:2 * n], centre, -step)
-        if np.hypot(*(back - arm0).T).max() < 2 * r.max():
-            raise PlacementError("arms still alike")
-    groups = [k for k in range(G) for _ in range(n)]
-    idx = [j for _ in range(G) for j in range(n)]
-    return Layout(shape=[a["shape"][j] for j in idx], color=[a["color"][j] for j in idx], size=[a["size"][j] for j in idx],
-                  radius=r[idx], centers=c, groups=groups, rotation=rotation,
-                  extra=[{"arm_index": j} for j in idx], info={"axis": phi % 360, "arms": G, "per_arm": n})
-
-
-LAYOUTS = {name: globals()[name] for name in CATEGORIES}
+# the categories drawn a batch at a time (radial_symmetry) are in :mod:`.batched`
+LAYOUTS = {name: globals()[name] for name in CATEGORIES if name in globals()}

@@ -18,16 +18,20 @@ from fractions import Fraction
 
 import numpy as np
 
+from engine.batched import BatchRandom, ShapeBatch
 from engine.placement import PlacementError
 from engine.sample import Draw
 from engine.scene import Scene
+from engine.shapes import SHAPES as ENGINE_SHAPES
 from engine.shapes import draw_shapes
 
+from . import batched
 from .attributes import BACKGROUND, named_colours
 from .factors import CATEGORIES, Factors, enumerate_factors
 from .family import FAMILY, PRINCIPLE_SHARE
 from .layouts import LAYOUTS, Context, Layout
 
+SHAPE_INDEX = {name: k for k, name in enumerate(ENGINE_SHAPES)}
 QUESTION = "Classify this image as Positive or Negative. Only answer with positive or negative."
 LABELS = ("positive", "negative")
 PER_CLASS = 3
@@ -187,43 +191,106 @@ def rule_structure(f: Factors) -> dict:
 
 # ---------------------------------------------------------------- the task function
 
-def _cases() -> dict[str, dict]:
-    """Task id -> factors of every ELVIS task, category by category."""
+def _cases(categories) -> dict[str, dict]:
+    """Task id -> factors of every ELVIS task of ``categories``, category by category."""
     return {f.task_id: {"category": f.category, "rel": list(f.rel), "irr": list(f.irr), "groups": f.groups,
                         "quantity": f.quantity, "qualifier": f.qualifier}
-            for name in CATEGORIES for f in enumerate_factors(name)}
+            for name in categories for f in enumerate_factors(name)}
 
 
 def _about(category, **_) -> str:
     return f"ELVIS {CATEGORIES[category].principle}/{category}: {CATEGORIES[category].description}"
 
 
-@FAMILY.task(cases=_cases(), description=_about, answer_distribution={"positive": 0.5, "negative": 0.5},
-             options=LABELS)
+BATCHED = {"radial_symmetry": batched.radial_symmetry}   # categories drawn a batch at a time
+
+
+@FAMILY.task(cases=_cases([c for c in CATEGORIES if c not in BATCHED]), description=_about,
+             answer_distribution={"positive": 0.5, "negative": 0.5}, options=LABELS)
 def sample_elvis(rng: np.random.Generator, index: int, category: str, rel, irr, groups: int, quantity: str,
                  qualifier: str, settings: dict) -> Draw:
     """One ELVIS image: a positive (even index) or a negative (odd index) of the task."""
     f = Factors(category, tuple(rel), tuple(irr), groups, quantity, qualifier)
     lay, broken, kind = layout_for(rng, f, index, settings.get("principle_share", PRINCIPLE_SHARE))
     scene, objects = draw(lay)
+    meta, answer, caption = record(f, kind, broken, objects, lay.behind, lay.front, _jsonable(lay.info))
+    return Draw(scene, QUESTION, answer, "fixed", options=list(LABELS), meta=meta, caption=caption)
+
+
+def record(f: Factors, kind: str | None, broken: tuple, objects: list[dict], behind: list, front: list,
+           info: dict) -> tuple[dict, str, str]:
+    """``(meta, answer, caption)`` of an image of task ``f`` holding ``objects`` (each with
+    its ``group``), a positive when ``kind`` is ``None``, else a negative breaking the
+    principle or the relevant properties ``broken``."""
     constraints = ["principle"] + list(f.rel)
     if kind == "principle":
         broken = ("principle",)
     label = kind is None
     count_rule = None
     if "count" in f.rel:
-        sizes = [sum(1 for o in objects if o["group"] == g) for g in range(f.groups)]
-        count_rule = sizes
+        count_rule = [sum(1 for o in objects if o["group"] == g) for g in range(f.groups)]
     rule = rule_text(f)
     meta = {"label": int(label), "principle": f.principle, "category": f.category,
             "factors": {"rel": list(f.rel), "irr": list(f.irr), "groups": f.groups, "quantity": f.quantity,
                         "qualifier": f.qualifier},
             "negative": kind, "rule": {"text": rule, "structure": rule_structure(f)},
             "constraints": {"kept": [c for c in constraints if c not in broken], "broken": list(broken)},
-            "objects": objects, "background": lay.behind, "occluders": lay.front,
-            "structure": _jsonable(lay.info), "group_sizes": count_rule}
-    return Draw(scene, QUESTION, LABELS[0] if label else LABELS[1], "fixed", options=list(LABELS), meta=meta,
-                caption="Rule: " + rule + ("" if label else f" Broken: {', '.join(broken)}."))
+            "objects": objects, "background": behind, "occluders": front,
+            "structure": info, "group_sizes": count_rule}
+    return meta, LABELS[0] if label else LABELS[1], "Rule: " + rule + ("" if label else f" Broken: {', '.join(broken)}.")
+
+
+@FAMILY.task(cases=_cases(list(BATCHED)), description=_about, answer_distribution={"positive": 0.5, "negative": 0.5},
+             options=LABELS, batched=True, group="category")
+def sample_elvis_batch(rng: BatchRandom, index: np.ndarray, category: list, rel: list, irr: list, groups: list,
+                       quantity: list, qualifier: list, settings: dict) -> ShapeBatch:
+    """ELVIS images of tasks of one category (:data:`BATCHED`), drawn at once: sample ``b``
+    is image ``index[b]`` of the task with factors ``category[b], rel[b], ...``."""
+    cat = category[0]
+    share = settings.get("principle_share", PRINCIPLE_SHARE)
+    kinds = [negative_kind(int(i), share) for i in index]
+    fs = [Factors(cat, tuple(r), tuple(i), g, q, ql) for r, i, g, q, ql in zip(rel, irr, groups, quantity, qualifier)]
+    broken = batched.broken_props(rng, cat, rel, np.array([k == "attribute" for k in kinds]))
+    factors = batched.Batch(cat, {p: np.array([f.mode(p) for f in fs]) for p in CATEGORIES[cat].props},
+                            np.array(groups), np.array(quantity), np.array([k != "principle" for k in kinds]), broken)
+    return _columns(fs, kinds, broken, BATCHED[cat](rng, factors))
+
+
+def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBatch:
+    """A batched layout (slot arrays ``[B, ...]`` and per-sample ``structure`` fields) as a
+    :class:`engine.batched.ShapeBatch`: valid slots first, in slot order (group by group)."""
+    B = len(fs)
+    valid = lay["valid"].reshape(B, -1)
+    order = np.argsort(~valid, axis=1, kind="stable")
+    rows = np.arange(B)[:, None]
+
+    def flat(key, tail=()):
+        return lay[key].reshape((B, -1) + tail)[rows, order]
+    shape, colour, size = flat("shape"), flat("color"), flat("size")
+    slot_group = np.broadcast_to(np.arange(lay["valid"].shape[1])[:, None], lay["valid"].shape[1:]).reshape(-1)
+    slot_unit = np.broadcast_to(np.arange(lay["valid"].shape[2])[None, :], lay["valid"].shape[1:]).reshape(-1)
+    cols = dict(shape=np.vectorize(SHAPE_INDEX.__getitem__, otypes=[np.int64])(shape), center=flat("center", (2,)),
+                radius=flat("radius"), color=batched.named_rgb(colour), valid=valid[rows, order],
+                rotation=flat("rotation"))
+    structure = [k for k in lay if lay[k].ndim == 1]
+
+    def broken_of(b: int) -> tuple:
+        return tuple(p for p in fs[b].rel if p in broken and broken[p][b])
+
+    def meta(b: int) -> dict:
+        n = int(cols["valid"][b].sum())
+        objects = [{"shape": shape[b, k], "color": colour[b, k], "rgb": cols["color"][b, k].tolist(), "size": size[b, k],
+                    "radius": round(float(cols["radius"][b, k]), 5),
+                    "center": [round(float(cols["center"][b, k, 0]), 5), round(float(cols["center"][b, k, 1]), 5)],
+                    "rotation": round(float(cols["rotation"][b, k]), 3), "group": int(slot_group[order[b, k]]),
+                    "prim": k, "arm_index": int(slot_unit[order[b, k]])} for k in range(n)]
+        return record(fs[b], kinds[b], broken_of(b), objects, [], [], {k: lay[k][b].item() for k in structure})[0]
+
+    def caption(b: int) -> str:
+        return record(fs[b], kinds[b], broken_of(b), [], [], [], {})[2]
+    answers = [LABELS[0] if k is None else LABELS[1] for k in kinds]
+    return ShapeBatch(**cols, question=QUESTION, answer=answers, answer_type="fixed", options=list(LABELS), meta=meta,
+                      background=BACKGROUND, caption=caption)
 
 
 _PLAIN = (float, int, str, bool, type(None))

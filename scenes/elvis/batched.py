@@ -1,0 +1,242 @@
+"""ELVIS layouts drawn a whole batch at once: every sample's draws come from its own key
+(:class:`engine.batched.BatchRandom`), in arrays over the batch, with no per-object Python.
+
+Samples of different tasks of one category share a call: each task's factors arrive as
+arrays (:class:`Batch`). A function draws the same number of values for every sample
+whatever its factors (the largest count the category allows), so a sample is the same in
+any batch. A sample whose layout fails (a disc finds no room, a negative still looks like
+a positive) is redrawn from its own forked stream.
+"""
+from __future__ import annotations
+
+import functools
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from engine.batched import BatchRandom, place_once
+from engine.placement import PlacementError
+
+from .attributes import BACKGROUND, SIZES, SHAPES, colour_pool, far_from, named_colours
+from .factors import CATEGORIES
+from .layouts import CANONICAL_AXES, _NARROWEST
+
+ATTEMPTS = 80            # redraws of a failing sample, as the one-at-a-time layouts allow
+CANDIDATES = 48          # proposals per disc in one placement attempt
+CENTRE = 0.5
+
+
+@dataclass
+class Batch:
+    """The factors of ``B`` samples of one category: ``mode[prop]`` ``[B]`` strings
+    (``relevant``/``irrelevant``/``random``), ``groups`` and ``quantity`` ``[B]``,
+    ``principle`` ``[B]`` bool (the Gestalt relation kept) and ``broken[prop]`` ``[B]`` bool
+    (an attribute negative breaks that relevant property)."""
+
+    category: str
+    mode: dict
+    groups: np.ndarray
+    quantity: np.ndarray
+    principle: np.ndarray
+    broken: dict
+
+    def __len__(self) -> int:
+        return len(self.groups)
+
+    def take(self, rows: np.ndarray) -> "Batch":
+        """The samples ``rows`` only."""
+        return Batch(self.category, {p: m[rows] for p, m in self.mode.items()}, self.groups[rows],
+                     self.quantity[rows], self.principle[rows], {p: b[rows] for p, b in self.broken.items()})
+
+
+def broken_props(rng: BatchRandom, category: str, rel: list, attribute: np.ndarray) -> dict:
+    """Per relevant property of ``category``, whether each sample breaks it: attribute
+    negatives (``attribute [B]``) break each relevant property with probability 1/2, and one
+    of them when the coins spare all (as :func:`scenes.elvis.tasks.layout_for`).
+    ``rel``: each sample's relevant properties. Returns ``{prop: [B] bool}``."""
+    props = CATEGORIES[category].props
+    coins, fallback = rng.random(len(props)), rng.random()
+    out = {p: np.zeros(len(rel), bool) for p in props}
+    for b, (r, neg) in enumerate(zip(rel, attribute)):
+        if not neg:
+            continue
+        chosen = [p for k, p in enumerate(props) if p in r and coins[b, k] < 0.5]
+        for p in chosen or [r[int(fallback[b] * len(r))]]:
+            out[p][b] = True
+    return out
+
+
+# ---------------------------------------------------------------- attributes
+
+@functools.lru_cache(maxsize=None)
+def _values(prop: str, allowed: tuple) -> tuple[tuple, tuple, tuple]:
+    """``(pool, ok, bad)`` of ``prop`` on the plain background: every value, the allowed ones
+    (those in the pool, else as given) and those clearly not allowed."""
+    pool = {"shape": SHAPES, "size": tuple(SIZES), "color": colour_pool((BACKGROUND,))}[prop]
+    ok = tuple(v for v in allowed if v in pool) or tuple(allowed)
+    return tuple(pool), ok, tuple(far_from(pool, ok, prop) if ok else pool)
+
+
+def _pick(u: np.ndarray, n) -> np.ndarray:
+    """Indices ``floor(u * n)`` (``n`` a count or an array broadcasting with ``u``)."""
+    return np.minimum((u * n).astype(np.int64), np.asarray(n) - 1)
+
+
+def unit_attributes(rng: BatchRandom, batch: Batch, n: np.ndarray, slots: int) -> dict:
+    """Shape, colour and size of up to ``slots`` objects per sample, each its own group (the
+    symmetry categories' units: an arm position, a mirror pair), ``n [B]`` of them in use. A
+    relevant property cycles through the allowed values by unit and, where broken, gives a
+    random non-empty set of units a value clearly not allowed; an irrelevant one takes one
+    value per image; any other one is drawn per unit with at least two different values.
+    Returns ``{prop: [B, slots]}`` as names (object arrays)."""
+    B = len(batch)
+    live = np.arange(slots)[None, :] < n[:, None]
+    allowed = CATEGORIES[batch.category].values
+    out = {}
+    for prop in ("shape", "color", "size"):
+        pool, ok, bad = _values(prop, tuple(allowed.get(prop) or ()))
+        per_unit, per_image, fix = rng.random(slots), rng.random(), rng.random(2)
+        hit_coin, hit_one, bad_pick = rng.random(slots), rng.random(), rng.random(slots)
+        mode = batch.mode.get(prop, np.full(B, "fixed"))
+        vals = _pick(per_unit, len(pool))                                   # random: one per unit
+        first = vals[:, 0]
+        same = (vals == first[:, None]) | ~live
+        redo = (mode == "random") & (n >= 2) & same.all(1)
+        unit = _pick(fix[:, 0], n)
+        other = _pick(fix[:, 1], len(pool) - 1)
+        rows = np.nonzero(redo)[0]
+        vals[rows, unit[rows]] = other[rows] + (other[rows] >= first[rows])  # the pool without the first value
+        names = np.asarray(pool, dtype=object)[vals]
+        names[mode == "irrelevant"] = np.asarray(pool, dtype=object)[_pick(per_image, len(pool))][mode == "irrelevant", None]
+        if ok:
+            names[mode == "relevant"] = np.asarray(ok, dtype=object)[np.arange(slots) % len(ok)]
+        names[mode == "fixed"] = ok[0] if ok else pool[0]            # not a property of the category
+        broken = batch.broken.get(prop, np.zeros(B, bool)) & (mode == "relevant")
+        hit = (hit_coin < 0.5) & live
+        none = ~hit.any(1)
+        hit[none, _pick(hit_one, n)[none]] = True
+        hit &= broken[:, None]
+        names[hit] = np.asarray(bad, dtype=object)[_pick(bad_pick, len(bad))][hit]
+        out[prop] = names
+    return out
+
+
+def radii_of(sizes: np.ndarray, shapes: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """Bounding-disc radii ``[B,N]`` of objects of size classes and shapes ``[B,N]`` at
+    ``base [B]``: ``max(base * SIZES[size], the least radius the shape's narrowest side allows)``."""
+    scale = np.vectorize(SIZES.__getitem__, otypes=[np.float64])(sizes)
+    least = np.vectorize(_NARROWEST.__getitem__, otypes=[np.float64])(shapes)
+    return np.maximum(base[:, None] * scale, least)
+
+
+# ---------------------------------------------------------------- geometry
+
+def in_wedge(a0: np.ndarray, width: np.ndarray, inner: float, outer: float):
+    """Proposer for :func:`engine.batched.place_once`: ``m`` centres per disc of radius
+    ``r [B,K]`` kept inside the annular sector ``inner..outer`` around the canvas centre and
+    angles ``a0 .. a0 + width`` (degrees, counter-clockwise on screen; ``[B]`` each), the
+    radius drawn for an even spread over the area: ``[B,K,m,2]``."""
+    def propose(rng: BatchRandom, r: np.ndarray, m: int) -> np.ndarray:
+        r = r[:, :, None]
+        lo, hi = inner + r, np.maximum(outer - r, inner + r)
+        rho = np.sqrt(lo ** 2 + rng.random(r.shape[1], m) * (hi ** 2 - lo ** 2))
+        pad = np.degrees(np.arcsin(np.clip(r / np.maximum(rho, 1e-9), 0, 1)))
+        ang = np.radians(a0[:, None, None] + pad + rng.random(r.shape[1], m)
+                         * np.maximum(width[:, None, None] - 2 * pad, 0))
+        return np.stack([CENTRE + rho * np.cos(ang), CENTRE - rho * np.sin(ang)], -1)
+    return propose
+
+
+def turned(points: np.ndarray, degrees: np.ndarray) -> np.ndarray:
+    """``points [B,N,2]`` turned counter-clockwise on screen by ``degrees [B]`` about the
+    canvas centre."""
+    a = np.radians(degrees)[:, None]
+    c, s = np.cos(a), np.sin(a)
+    x, y = points[..., 0] - CENTRE, points[..., 1] - CENTRE
+    return np.stack([CENTRE + c * x + s * y, CENTRE - s * x + c * y], -1)
+
+
+def axis_angle(rng: BatchRandom, batch: Batch, allowed: float, alternative: np.ndarray) -> np.ndarray:
+    """The axis (degrees) ``[B]`` following the ``axis`` mode: the allowed one when relevant
+    (``alternative`` where broken), one of the canonical axes when irrelevant, any angle in
+    ``[0, 180)`` otherwise."""
+    u = rng.random()
+    mode = batch.mode["axis"]
+    out = u * 180.0
+    out = np.where(mode == "irrelevant", np.asarray(CANONICAL_AXES, np.float64)[_pick(u, len(CANONICAL_AXES))], out)
+    return np.where(mode == "relevant", np.where(batch.broken["axis"], alternative, float(allowed)), out)
+
+
+# ---------------------------------------------------------------- radial symmetry
+
+ARM_COUNTS = {"s": (2, 4), "m": (5, 8)}      # objects per arm by quantity class
+ARM_BASE = {"s": 0.034, "m": 0.025}
+ARMS = max(CATEGORIES["radial_symmetry"].groups)
+PER_ARM = max(hi for _, hi in ARM_COUNTS.values())
+
+
+def radial_symmetry(rng: BatchRandom, batch: Batch) -> dict:
+    """Radial symmetry: ``G`` identical arms at equal angles around the centre; a principle
+    negative keeps the first arm and puts the same objects anywhere else in each other
+    arm's wedge. Returns arrays over ``[B, ARMS, PER_ARM]`` slots (arm, position in arm):
+    ``shape``, ``color``, ``size`` (names), ``radius``, ``center [...,2]``, ``rotation``
+    (degrees), ``valid``, and per sample ``axis``, ``arms``, ``per_arm``."""
+    B = len(batch)
+    out = {"valid": np.zeros((B, ARMS, PER_ARM), bool)}
+    todo = np.arange(B)
+    rng.drawn += 1
+    for attempt in range(ATTEMPTS):
+        got, ok = _radial_once(rng.take(todo).fork(attempt), batch.take(todo))
+        for key, value in got.items():
+            if key not in out:
+                out[key] = np.zeros((B,) + value.shape[1:], value.dtype)
+            out[key][todo[ok]] = value[ok]
+        todo = todo[~ok]
+        if len(todo) == 0:
+            return out
+    raise PlacementError(f"radial_symmetry: no valid layout in {ATTEMPTS} attempts for {len(todo)} samples")
+
+
+def _radial_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray]:
+    B, G = len(batch), batch.groups
+    lo = np.array([ARM_COUNTS[q][0] for q in batch.quantity])
+    hi = np.array([ARM_COUNTS[q][1] for q in batch.quantity])
+    n = rng.integers(lo, hi + 1)
+    step = 360.0 / G
+    allowed = CATEGORIES["radial_symmetry"].values["axis"][0]
+    phi = axis_angle(rng, batch, allowed, allowed + step / 2)
+    a = unit_attributes(rng, batch, n, PER_ARM)
+    r = radii_of(a["size"], a["shape"], np.array([ARM_BASE[q] for q in batch.quantity]))
+    live = np.arange(PER_ARM)[None, :] < n[:, None]
+    arm0, ok = place_once(rng, r, live, in_wedge(phi - step / 2, step, 0.04, 0.47), 0.012, CANDIDATES)
+    rot0 = rng.random(PER_ARM) * 360.0
+    centres = np.zeros((B, ARMS, PER_ARM, 2))
+    rng.drawn += 1                                           # the negatives' arms draw from forks of their own
+    for k in range(ARMS):
+        centres[:, k] = turned(arm0, step * k)
+        moved = np.nonzero(~batch.principle & (G > k) & (k > 0))[0]
+        if len(moved):                                       # a principle negative's other arms: placed anew
+            sub, s = rng.take(moved).fork(k), step[moved]
+            again, fits = place_once(sub, r[moved], live[moved], in_wedge(phi[moved] + s * k - s / 2, s, 0.04, 0.47),
+                                     0.012, CANDIDATES)
+            centres[moved, k] = again
+            ok[moved] &= fits
+    back = turned(centres[:, 1], -step)
+    far = np.where(live, np.hypot(*(back - arm0).transpose(2, 0, 1)), 0.0).max(1)
+    ok &= batch.principle | (far >= 2 * np.where(live, r, 0.0).max(1))      # a negative's arms must differ
+    arm = np.arange(ARMS)[None, :, None]
+    valid = (arm < G[:, None, None]) & live[:, None, :]
+    rotation = (rot0[:, None, :] + step[:, None, None] * arm) % 360
+    got = {"valid": valid, "center": centres, "rotation": rotation,
+           "radius": np.broadcast_to(r[:, None, :], valid.shape).copy(),
+           **{p: np.broadcast_to(v[:, None, :], valid.shape).copy() for p, v in a.items()},
+           "axis": phi % 360, "arms": G.copy(), "per_arm": n}
+    return got, ok
+
+
+def named_rgb(colours: np.ndarray) -> np.ndarray:
+    """``colours`` (names, any shape) as RGB ints ``[..., 3]``."""
+    table = named_colours()
+    flat = [table[c] if c is not None else (0, 0, 0) for c in colours.ravel()]
+    return np.asarray(flat, dtype=np.int64).reshape(colours.shape + (3,))
