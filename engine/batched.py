@@ -132,11 +132,12 @@ def in_box(bounds):
     return propose
 
 
-def place_once(rng: BatchRandom, radii, valid, propose, gap, candidates) -> tuple[np.ndarray, np.ndarray]:
+def place_once(rng: BatchRandom, radii, valid, propose, gap, candidates, fixed=None) -> tuple[np.ndarray, np.ndarray]:
     """One placement attempt for every sample: discs of ``radii [B,K]`` (where ``valid``),
     larger first, each at the first of its ``candidates`` proposals (``propose(rng, r, m)``:
     ``r [B,K]`` the radii in placement order -> ``[B,K,m,2]``) that keeps ``gap`` from the
-    discs placed before it. Returns ``(centres [B,K,2], succeeded [B])``."""
+    discs placed before it and from ``fixed [B,F,3]`` (``x, y, radius``; a negative radius
+    is no disc). Returns ``(centres [B,K,2], succeeded [B])``."""
     from kernels.clearance import place_batch
 
     B, K = radii.shape
@@ -145,7 +146,9 @@ def place_once(rng: BatchRandom, radii, valid, propose, gap, candidates) -> tupl
     r, live = radii[rows, order], valid[rows, order]
     cand = np.ascontiguousarray(propose(rng, r, candidates), dtype=np.float64)
     placed, ok = np.zeros((B, K, 2)), np.ones(B, bool)
-    place_batch(cand, np.ascontiguousarray(r, dtype=np.float64), np.ascontiguousarray(live), float(gap), placed, ok)
+    fixed = np.zeros((B, 0, 3)) if fixed is None else np.ascontiguousarray(fixed, dtype=np.float64)
+    place_batch(cand, np.ascontiguousarray(r, dtype=np.float64), np.ascontiguousarray(live), float(gap), placed, ok,
+                fixed)
     out = np.zeros((B, K, 2))
     out[rows, order] = placed
     return out, ok

@@ -48,13 +48,14 @@ def place_run(blocks: np.ndarray, placed: np.ndarray, m: int, r: float, gap: flo
 
 @numba.njit(cache=True, nogil=True, fastmath=False)
 def place_batch(cand: np.ndarray, radii: np.ndarray, live: np.ndarray, gap: float,
-                out: np.ndarray, ok: np.ndarray) -> None:
+                out: np.ndarray, ok: np.ndarray, fixed: np.ndarray) -> None:
     """For each of ``B`` samples, discs ``k = 0..K-1`` in turn (``radii [B,K]``, ``live [B,K]``)
     each take the first of their candidates ``cand [B,K,M,2]`` that keeps ``gap`` from the
-    live discs placed before (``dx**2 + dy**2 >= (r + r' + gap)**2``, numpy's operations in
-    its order); a live disc with no fit clears ``ok[b]``. Writes centres to ``out [B,K,2]``
+    discs already there (``fixed [B,F,3]``: ``x, y, radius``, radius < 0 for none) and from
+    the live discs placed before (``dx**2 + dy**2 >= (r + r' + gap)**2``, numpy's operations
+    in its order); a live disc with no fit clears ``ok[b]``. Writes centres to ``out [B,K,2]``
     (0 for discs not live; the first candidate where none fits)."""
-    B, K, M = cand.shape[0], cand.shape[1], cand.shape[2]
+    B, K, M, F = cand.shape[0], cand.shape[1], cand.shape[2], fixed.shape[1]
     for b in range(B):
         for k in range(K):
             if not live[b, k]:
@@ -65,7 +66,18 @@ def place_batch(cand: np.ndarray, radii: np.ndarray, live: np.ndarray, gap: floa
             for m in range(M):
                 cx, cy = cand[b, k, m, 0], cand[b, k, m, 1]
                 fits = True
+                for j in range(F):
+                    if fixed[b, j, 2] < 0.0:
+                        continue
+                    dx = cx - fixed[b, j, 0]
+                    dy = cy - fixed[b, j, 1]
+                    need = radii[b, k] + fixed[b, j, 2] + gap
+                    if not dx * dx + dy * dy >= need * need:
+                        fits = False
+                        break
                 for j in range(k):
+                    if not fits:
+                        break
                     if not live[b, j]:
                         continue
                     dx = cx - out[b, j, 0]
@@ -73,7 +85,6 @@ def place_batch(cand: np.ndarray, radii: np.ndarray, live: np.ndarray, gap: floa
                     need = radii[b, k] + radii[b, j] + gap
                     if not dx * dx + dy * dy >= need * need:
                         fits = False
-                        break
                 if fits:
                     pick = m
                     break

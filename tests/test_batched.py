@@ -114,9 +114,10 @@ def test_placement_kernel_matches_a_plain_reference():
     radii = rng.uniform(0.05, 0.25, (B, K))
     live = rng.random((B, K)) < 0.8
     out, ok = np.zeros((B, K, 2)), np.ones(B, bool)
-    place_batch(cand, radii, live, 0.01, out, ok)
+    fixed = np.concatenate([rng.uniform(0, 1, (B, 2, 2)), rng.uniform(-0.1, 0.2, (B, 2, 1))], -1)  # r < 0: none
+    place_batch(cand, radii, live, 0.01, out, ok, fixed)
     for b in range(B):
-        placed, fine = [], True
+        placed, fine = [(f[:2], f[2]) for f in fixed[b] if f[2] >= 0], True
         for k in range(K):
             if not live[b, k]:
                 assert (out[b, k] == 0).all()

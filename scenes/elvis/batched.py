@@ -70,10 +70,11 @@ def broken_props(rng: BatchRandom, category: str, rel: list, attribute: np.ndarr
 # ---------------------------------------------------------------- attributes
 
 @functools.lru_cache(maxsize=None)
-def _values(prop: str, allowed: tuple) -> tuple[tuple, tuple, tuple]:
-    """``(pool, ok, bad)`` of ``prop`` on the plain background: every value, the allowed ones
-    (those in the pool, else as given) and those clearly not allowed."""
-    pool = {"shape": SHAPES, "size": tuple(SIZES), "color": colour_pool((BACKGROUND,))}[prop]
+def _values(prop: str, allowed: tuple, behind: tuple) -> tuple[tuple, tuple, tuple]:
+    """``(pool, ok, bad)`` of ``prop`` over the colours ``behind``: every value (colours
+    that stay visible on each), the allowed ones (those in the pool, else as given) and those
+    clearly not allowed."""
+    pool = {"shape": SHAPES, "size": tuple(SIZES), "color": colour_pool(behind)}[prop]
     ok = tuple(v for v in allowed if v in pool) or tuple(allowed)
     return tuple(pool), ok, tuple(far_from(pool, ok, prop) if ok else pool)
 
@@ -83,19 +84,20 @@ def _pick(u: np.ndarray, n) -> np.ndarray:
     return np.minimum((u * n).astype(np.int64), np.asarray(n) - 1)
 
 
-def unit_attributes(rng: BatchRandom, batch: Batch, n: np.ndarray, slots: int) -> dict:
+def unit_attributes(rng: BatchRandom, batch: Batch, n: np.ndarray, slots: int, behind=(BACKGROUND,)) -> dict:
     """Shape, colour and size of up to ``slots`` objects per sample, each its own group (the
     symmetry categories' units: an arm position, a mirror pair), ``n [B]`` of them in use. A
     relevant property cycles through the allowed values by unit and, where broken, gives a
     random non-empty set of units a value clearly not allowed; an irrelevant one takes one
-    value per image; any other one is drawn per unit with at least two different values.
-    Returns ``{prop: [B, slots]}`` as names (object arrays)."""
+    value per image; any other one is drawn per unit with at least two different values;
+    colours stay visible on every colour ``behind``. Returns ``{prop: [B, slots]}`` as names
+    (object arrays)."""
     B = len(batch)
     live = np.arange(slots)[None, :] < n[:, None]
     allowed = CATEGORIES[batch.category].values
     out = {}
     for prop in ("shape", "color", "size"):
-        pool, ok, bad = _values(prop, tuple(allowed.get(prop) or ()))
+        pool, ok, bad = _values(prop, tuple(allowed.get(prop) or ()), tuple(behind))
         per_unit, per_image, fix = rng.random(slots), rng.random(), rng.random(2)
         hit_coin, hit_one, bad_pick = rng.random(slots), rng.random(), rng.random(slots)
         mode = batch.mode.get(prop, np.full(B, "fixed"))
@@ -181,21 +183,35 @@ def radial_symmetry(rng: BatchRandom, batch: Batch) -> dict:
     negative keeps the first arm and puts the same objects anywhere else in each other
     arm's wedge. Returns arrays over ``[B, ARMS, PER_ARM]`` slots (arm, position in arm):
     ``shape``, ``color``, ``size`` (names), ``radius``, ``center [...,2]``, ``rotation``
-    (degrees), ``valid``, and per sample ``axis``, ``arms``, ``per_arm``."""
+    (degrees), ``valid``, ``extra`` (``arm_index``), and per sample ``axis``, ``arms``,
+    ``per_arm``."""
+    return redrawn(rng, batch, _radial_once)
+
+
+def redrawn(rng: BatchRandom, batch: Batch, once) -> dict:
+    """``once(rng, batch) -> (layout, ok [B])`` for every sample, each failing sample drawn
+    again from its own fork (up to :data:`ATTEMPTS` times): the layout (a dict of ``[B,
+    ...]`` arrays, ``extra`` a dict of them, ``under`` an optional backdrop disc)."""
     B = len(batch)
-    out = {"valid": np.zeros((B, ARMS, PER_ARM), bool)}
+    out: dict = {}
     todo = np.arange(B)
     rng.drawn += 1
-    for attempt in range(ATTEMPTS):
-        got, ok = _radial_once(rng.take(todo).fork(attempt), batch.take(todo))
+
+    def put(into: dict, got: dict, ok: np.ndarray) -> None:
         for key, value in got.items():
-            if key not in out:
-                out[key] = np.zeros((B,) + value.shape[1:], value.dtype)
-            out[key][todo[ok]] = value[ok]
+            if isinstance(value, dict):
+                put(into.setdefault(key, {}), value, ok)
+                continue
+            if key not in into:
+                into[key] = np.zeros((B,) + value.shape[1:], value.dtype)
+            into[key][todo[ok]] = value[ok]
+    for attempt in range(ATTEMPTS):
+        got, ok = once(rng.take(todo).fork(attempt), batch.take(todo))
+        put(out, got, ok)
         todo = todo[~ok]
         if len(todo) == 0:
             return out
-    raise PlacementError(f"radial_symmetry: no valid layout in {ATTEMPTS} attempts for {len(todo)} samples")
+    raise PlacementError(f"{batch.category}: no valid layout in {ATTEMPTS} attempts for {len(todo)} samples")
 
 
 def _radial_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray]:
@@ -231,7 +247,96 @@ def _radial_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray]:
     got = {"valid": valid, "center": centres, "rotation": rotation,
            "radius": np.broadcast_to(r[:, None, :], valid.shape).copy(),
            **{p: np.broadcast_to(v[:, None, :], valid.shape).copy() for p, v in a.items()},
+           "extra": {"arm_index": np.broadcast_to(np.arange(PER_ARM)[None, None, :], valid.shape).copy()},
            "axis": phi % 360, "arms": G.copy(), "per_arm": n}
+    return got, ok
+
+
+# ---------------------------------------------------------------- axis symmetry
+
+AXIS_DISC = (112, 128, 144)   # the central disc of axis_symmetry_with_bkg
+PAIR_COUNTS = {"s": (1, 3), "m": (3, 4), "l": (5, 6), "xl": (6, 7)}
+PAIR_BASE = {"s": 0.085, "m": 0.06, "l": 0.048, "xl": 0.04}
+MAX_PAIRS = 7                 # the paper's symmetry scenes hold 2-7 groups (a mirror pair, or an object on the axis)
+
+
+def axis_symmetry(rng: BatchRandom, batch: Batch) -> dict:
+    """Mirror pairs across an axis through the centre (see :func:`mirrored`)."""
+    return redrawn(rng, batch, functools.partial(_mirrored_once, with_disc=False))
+
+
+def axis_symmetry_with_bkg(rng: BatchRandom, batch: Batch) -> dict:
+    """Mirror pairs across an axis through a central backdrop disc (see :func:`mirrored`)."""
+    return redrawn(rng, batch, functools.partial(_mirrored_once, with_disc=True))
+
+
+def mirrored(points: np.ndarray, degrees: np.ndarray) -> np.ndarray:
+    """``points [B,N,2]`` mirrored across the line through the canvas centre at ``degrees [B]``
+    (counter-clockwise on screen)."""
+    a = np.radians(degrees)
+    u = np.stack([np.cos(a), -np.sin(a)], -1)[:, None, :]             # the axis's direction (y down)
+    p = points - CENTRE
+    return CENTRE + 2 * (p * u).sum(-1, keepdims=True) * u - p
+
+
+def _mirrored_once(rng: BatchRandom, batch: Batch, with_disc: bool) -> tuple[dict, np.ndarray]:
+    """One draw of :func:`axis_symmetry`: 1-7 pairs (by quantity class), an object on the axis
+    with some of them, the left partners placed on one side of the axis and mirrored; a
+    principle negative places the right partners anywhere on the other side, at least half
+    of them clearly away from the mirror image. Slots ``[B, 3, MAX_PAIRS]``: left partners,
+    right partners, the object on the axis (first slot)."""
+    B, P = len(batch), MAX_PAIRS
+    lo = np.array([PAIR_COUNTS[q][0] for q in batch.quantity])
+    hi = np.array([PAIR_COUNTS[q][1] for q in batch.quantity])
+    pairs = rng.integers(lo, hi + 1)
+    on_axis = np.where(pairs == 1, 1, np.where(pairs == P, 0, (rng.random() < 0.5).astype(np.int64)))
+    allowed = float(CATEGORIES[batch.category].values["axis"][0])
+    others = np.array([a for a in CANONICAL_AXES if a != allowed], np.float64)
+    theta = axis_angle(rng, batch, allowed, others[_pick(rng.random(), len(others))])
+    disc_radius = 0.2 + rng.random() * 0.08
+    behind = (BACKGROUND, AXIS_DISC) if with_disc else (BACKGROUND,)
+    a = unit_attributes(rng, batch, pairs + on_axis, P + 1, behind)
+    r = radii_of(a["size"], a["shape"], np.array([PAIR_BASE[q] for q in batch.quantity]))
+    rows = np.arange(B)
+    a_axis = {p: v[rows, pairs] for p, v in a.items()}                    # unit ``pairs``: the object on the axis
+    r_axis = r[rows, pairs]
+    u = np.stack([np.cos(np.radians(theta)), -np.sin(np.radians(theta))], -1)
+    on = CENTRE + (-0.25 + rng.random() * 0.5)[:, None] * u                # along the axis
+    fixed = np.concatenate([on, np.where(on_axis == 1, r_axis, -1.0)[:, None]], -1)[:, None, :]
+    live = np.arange(P)[None, :] < pairs[:, None]
+    left, ok = place_once(rng, r[:, :P], live, in_wedge(theta, np.full(B, 180.0), 0.0, 0.47), 0.02, CANDIDATES,
+                          fixed)
+    right = mirrored(left, theta)
+    rot_left = rng.random(P) * 360.0
+    rot_right = (2 * theta[:, None] + 180 - rot_left) % 360
+    rng.drawn += 1                                     # a principle negative's right side: a fork of its own
+    neg = np.nonzero(~batch.principle)[0]
+    if len(neg):
+        sub = rng.take(neg).fork(0)
+        both = np.concatenate([fixed[neg], np.concatenate([left[neg], np.where(live[neg], r[neg, :P], -1.0)[..., None]],
+                                                         -1)], 1)
+        moved, fits = place_once(sub, r[neg, :P], live[neg], in_wedge(theta[neg] + 180, np.full(len(neg), 180.0),
+                                                                     0.0, 0.47), 0.02, CANDIDATES, both)
+        off = np.hypot(*(moved - right[neg]).transpose(2, 0, 1))
+        away = ((off > 2 * r[neg, :P]) & live[neg]).sum(1) >= np.maximum(1, pairs[neg] // 2)
+        ok[neg] &= fits & away
+        right[neg] = moved
+        rot_right[neg] = sub.random(P) * 360.0
+    first = np.arange(P)[None, :] == 0
+    valid = np.stack([live, live, first & (on_axis == 1)[:, None]], 1)
+    centre = np.stack([left, right, np.broadcast_to(on[:, None, :], left.shape)], 1)
+    rotation = np.stack([rot_left, rot_right, np.broadcast_to(((theta - 90) % 360)[:, None], rot_left.shape)], 1)
+
+    def per_slot(v, at_axis):
+        return np.stack([v[:, :P], v[:, :P], np.broadcast_to(at_axis[:, None], (B, P))], 1)
+    pair = np.empty((B, 3, P), dtype=object)
+    pair[:, :2] = np.arange(P)
+    got = {"valid": valid, "center": centre, "rotation": rotation, "radius": per_slot(r, r_axis),
+           **{p: per_slot(v, a_axis[p]) for p, v in a.items()}, "extra": {"pair": pair},
+           "axis": theta, "pairs": pairs, "on_axis": on_axis}
+    if with_disc:
+        got["under"] = {"center": np.full((B, 2), CENTRE), "radius": disc_radius,
+                        "rgb": np.broadcast_to(np.array(AXIS_DISC), (B, 3)).copy()}
     return got, ok
 
 

@@ -24,7 +24,6 @@ from .attributes import BACKGROUND, SIZES, assign, far_from, named_colours, pick
 from .factors import CATEGORIES, Factors
 
 DISC = (47, 79, 79)           # the background disc of circle_features
-AXIS_DISC = (112, 128, 144)   # the central disc of axis_symmetry_with_bkg
 CANONICAL_AXES = (0, 45, 90, 135)
 MIN_DIAMETER = 4.5 / 224          # no object smaller than 4.5 px at 224 px
 
@@ -986,63 +985,5 @@ def overlap_splines(ctx: Context) -> Layout:
 
 # ---------------------------------------------------------------- symmetry
 
-PAIR_COUNTS = {"s": (1, 3), "m": (3, 4), "l": (5, 6), "xl": (6, 7)}
-PAIR_BASE = {"s": 0.085, "m": 0.06, "l": 0.048, "xl": 0.04}
-MAX_PAIRS = 7                # the paper's symmetry scenes hold 2-7 groups (a mirror pair, or an object on the axis)
-
-
-def _axis_pairs(ctx: Context, with_disc: bool) -> Layout:
-    f, rng = ctx.f, ctx.rng
-    pairs = int(rng.integers(PAIR_COUNTS[f.quantity][0], PAIR_COUNTS[f.quantity][1] + 1))
-    # one pair gets an object on the axis (at least 3 objects); the axis object is a group of its own
-    on_axis = 1 if pairs == 1 else 0 if pairs == MAX_PAIRS else int(rng.random() < 0.5)
-    theta = ctx.axis(ctx.allowed["axis"][0])
-    disc = None
-    behind = (BACKGROUND,)
-    if with_disc:
-        disc = {"kind": "disc", "center": [0.5, 0.5], "radius": float(rng.uniform(0.2, 0.28)), "rgb": list(AXIS_DISC)}
-        behind = (BACKGROUND, AXIS_DISC)
-    units = list(range(pairs)) + list(range(pairs, pairs + on_axis))
-    a = ctx.attributes(units, per_group=("shape", "color", "size"), behind=behind)
-    base = PAIR_BASE[f.quantity]
-    r_unit = _radii(a["size"], base, a["shape"])
-    centre = np.array([0.5, 0.5])
-    u = np.array([math.cos(math.radians(theta)), -math.sin(math.radians(theta))])
-    fixed = []
-    if on_axis:
-        t = rng.uniform(-0.25, 0.25)
-        p = centre + t * u
-        fixed.append((p[0], p[1], r_unit[-1]))
-    side = geo.in_disc(0.5, 0.5, 0.47, 0.0, theta, theta + 180)
-    left = geo.place(rng, r_unit[:pairs], side, 0.02, fixed=fixed)
-    right = geo.reflect(left, centre, theta)
-    rot_left = [float(rng.uniform(0, 360)) for _ in range(pairs)]
-    rot_right = [(2 * theta + 180 - r) % 360 for r in rot_left]
-    if not ctx.principle:                     # partners placed anywhere on the other side
-        other = geo.in_disc(0.5, 0.5, 0.47, 0.0, theta + 180, theta + 360)
-        right = geo.place(rng, r_unit[:pairs], other, 0.02, fixed=fixed + [(x, y, r) for (x, y), r in zip(left, r_unit)])
-        off = np.hypot(*(right - geo.reflect(left, centre, theta)).T)
-        if (off > 2 * r_unit[:pairs]).sum() < max(1, pairs // 2):
-            raise PlacementError("partners still mirrored")
-        rot_right = [float(rng.uniform(0, 360)) for _ in range(pairs)]
-    idx = list(range(pairs)) + list(range(pairs)) + ([pairs] if on_axis else [])
-    c = np.concatenate([left, right] + ([np.array([fixed[0][:2]])] if on_axis else []))
-    rotation = rot_left + rot_right + ([(theta - 90) % 360] if on_axis else [])
-    groups = [0] * pairs + [1] * pairs + ([2] if on_axis else [])   # the side (the id's g2); ``pair`` is the mirror pair
-    lay = Layout(shape=[a["shape"][i] for i in idx], color=[a["color"][i] for i in idx],
-                 size=[a["size"][i] for i in idx], radius=r_unit[idx], centers=c, groups=groups, rotation=rotation,
-                 extra=[{"pair": i if i < pairs else None} for i in idx],
-                 behind=[disc] if disc else [], info={"axis": theta, "pairs": pairs, "on_axis": on_axis})
-    return lay
-
-
-def axis_symmetry(ctx):
-    return _axis_pairs(ctx, False)
-
-
-def axis_symmetry_with_bkg(ctx):
-    return _axis_pairs(ctx, True)
-
-
-# the categories drawn a batch at a time (radial_symmetry) are in :mod:`.batched`
+# the categories drawn a batch at a time (radial and axis symmetry) are in :mod:`.batched`
 LAYOUTS = {name: globals()[name] for name in CATEGORIES if name in globals()}

@@ -202,7 +202,8 @@ def _about(category, **_) -> str:
     return f"ELVIS {CATEGORIES[category].principle}/{category}: {CATEGORIES[category].description}"
 
 
-BATCHED = {"radial_symmetry": batched.radial_symmetry}   # categories drawn a batch at a time
+BATCHED = {name: getattr(batched, name) for name in ("radial_symmetry", "axis_symmetry", "axis_symmetry_with_bkg")}
+# ^ the categories drawn a batch at a time
 
 
 @FAMILY.task(cases=_cases([c for c in CATEGORIES if c not in BATCHED]), description=_about,
@@ -257,40 +258,56 @@ def sample_elvis_batch(rng: BatchRandom, index: np.ndarray, category: list, rel:
 
 
 def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBatch:
-    """A batched layout (slot arrays ``[B, ...]`` and per-sample ``structure`` fields) as a
-    :class:`engine.batched.ShapeBatch`: valid slots first, in slot order (group by group)."""
+    """A batched layout (:func:`scenes.elvis.batched.redrawn`: slot arrays ``[B, G, N]``, slot
+    ``(g, n)`` an object of group ``g``, its ``extra`` fields, an optional ``under`` backdrop
+    disc and per-sample ``structure`` fields) as a :class:`engine.batched.ShapeBatch`: the
+    disc first, then the valid slots group by group."""
     B = len(fs)
     valid = lay["valid"].reshape(B, -1)
     order = np.argsort(~valid, axis=1, kind="stable")
     rows = np.arange(B)[:, None]
 
-    def flat(key, tail=()):
-        return lay[key].reshape((B, -1) + tail)[rows, order]
-    shape, colour, size = flat("shape"), flat("color"), flat("size")
-    slot_group = np.broadcast_to(np.arange(lay["valid"].shape[1])[:, None], lay["valid"].shape[1:]).reshape(-1)
-    slot_unit = np.broadcast_to(np.arange(lay["valid"].shape[2])[None, :], lay["valid"].shape[1:]).reshape(-1)
-    cols = dict(shape=np.vectorize(SHAPE_INDEX.__getitem__, otypes=[np.int64])(shape), center=flat("center", (2,)),
-                radius=flat("radius"), color=batched.named_rgb(colour), valid=valid[rows, order],
-                rotation=flat("rotation"))
-    structure = [k for k in lay if lay[k].ndim == 1]
+    def flat(a, tail=()):
+        return a.reshape((B, -1) + tail)[rows, order]
+    shape, colour, size, radius = flat(lay["shape"]), flat(lay["color"]), flat(lay["size"]), flat(lay["radius"])
+    centre, rotation, valid = flat(lay["center"], (2,)), flat(lay["rotation"]), valid[rows, order]
+    group = flat(np.broadcast_to(np.arange(lay["valid"].shape[1])[None, :, None], lay["valid"].shape))
+    extra = {k: flat(v) for k, v in lay.get("extra", {}).items()}
+    structure = [k for k, v in lay.items() if not isinstance(v, dict) and v.ndim == 1]
+    under = lay.get("under")
+    first = 0 if under is None else 1                       # the backdrop disc takes slot 0
+
+    def meta(b: int) -> dict:
+        objects = [{"shape": shape[b, k], "color": colour[b, k], "rgb": list(named_colours()[colour[b, k]]),
+                    "size": size[b, k], "radius": round(float(radius[b, k]), 5),
+                    "center": [round(float(centre[b, k, 0]), 5), round(float(centre[b, k, 1]), 5)],
+                    "rotation": round(float(rotation[b, k]), 3), "group": int(group[b, k]), "prim": first + k,
+                    **{name: _plain(v[b, k]) for name, v in extra.items()}}
+                   for k in range(int(valid[b].sum()))]
+        behind = [] if under is None else [{"kind": "disc", "center": under["center"][b].tolist(),
+                                            "radius": float(under["radius"][b]), "rgb": under["rgb"][b].tolist()}]
+        return record(fs[b], kinds[b], broken_of(b), objects, behind, [], {k: lay[k][b].item() for k in structure})[0]
 
     def broken_of(b: int) -> tuple:
         return tuple(p for p in fs[b].rel if p in broken and broken[p][b])
 
-    def meta(b: int) -> dict:
-        n = int(cols["valid"][b].sum())
-        objects = [{"shape": shape[b, k], "color": colour[b, k], "rgb": cols["color"][b, k].tolist(), "size": size[b, k],
-                    "radius": round(float(cols["radius"][b, k]), 5),
-                    "center": [round(float(cols["center"][b, k, 0]), 5), round(float(cols["center"][b, k, 1]), 5)],
-                    "rotation": round(float(cols["rotation"][b, k]), 3), "group": int(slot_group[order[b, k]]),
-                    "prim": k, "arm_index": int(slot_unit[order[b, k]])} for k in range(n)]
-        return record(fs[b], kinds[b], broken_of(b), objects, [], [], {k: lay[k][b].item() for k in structure})[0]
-
     def caption(b: int) -> str:
         return record(fs[b], kinds[b], broken_of(b), [], [], [], {})[2]
+    cols = dict(shape=np.vectorize(SHAPE_INDEX.__getitem__, otypes=[np.int64])(shape), center=centre, radius=radius,
+                color=batched.named_rgb(colour), valid=valid, rotation=rotation)
+    if under is not None:                                   # a circle under everything
+        lead = dict(shape=np.full((B, 1), SHAPE_INDEX["circle"]), center=under["center"][:, None],
+                    radius=under["radius"][:, None], color=under["rgb"][:, None], valid=np.ones((B, 1), bool),
+                    rotation=np.zeros((B, 1)))
+        cols = {k: np.concatenate([lead[k], v], 1) for k, v in cols.items()}
     answers = [LABELS[0] if k is None else LABELS[1] for k in kinds]
     return ShapeBatch(**cols, question=QUESTION, answer=answers, answer_type="fixed", options=list(LABELS), meta=meta,
                       background=BACKGROUND, caption=caption)
+
+
+def _plain(v):
+    """A numpy scalar as the Python value (``None`` stays)."""
+    return v.item() if isinstance(v, np.generic) else v
 
 
 _PLAIN = (float, int, str, bool, type(None))
