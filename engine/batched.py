@@ -122,10 +122,11 @@ def scatter(rng: BatchRandom, radii: np.ndarray, valid: np.ndarray, bounds=(0.0,
 
 def in_box(bounds):
     """Proposer for :func:`place_once`: ``m`` candidate centres per disc keeping a disc of
-    radius ``r [B,K]`` inside ``bounds = (x0, y0, x1, y1)``: ``propose(rng, r, m) -> [B,K,m,2]``."""
+    radius ``r [B,K]`` inside ``bounds = (x0, y0, x1, y1)``: ``propose(rng, r, m, order) ->
+    [B,K,m,2]``."""
     x0, y0, x1, y1 = bounds
 
-    def propose(rng: BatchRandom, r: np.ndarray, m: int) -> np.ndarray:
+    def propose(rng: BatchRandom, r: np.ndarray, m: int, order=None) -> np.ndarray:
         lo = np.stack([x0 + r, y0 + r], -1)[:, :, None]
         hi = np.stack([x1 - r, y1 - r], -1)[:, :, None]
         return lo + rng.random(r.shape[1], m, 2) * (hi - lo)
@@ -134,8 +135,9 @@ def in_box(bounds):
 
 def place_once(rng: BatchRandom, radii, valid, propose, gap, candidates, fixed=None) -> tuple[np.ndarray, np.ndarray]:
     """One placement attempt for every sample: discs of ``radii [B,K]`` (where ``valid``),
-    larger first, each at the first of its ``candidates`` proposals (``propose(rng, r, m)``:
-    ``r [B,K]`` the radii in placement order -> ``[B,K,m,2]``) that keeps ``gap`` from the
+    larger first, each at the first of its ``candidates`` proposals (``propose(rng, r, m,
+    order)``: ``r [B,K]`` the radii in placement order, ``order [B,K]`` the slot each placement
+    fills -> ``[B,K,m,2]``) that keeps ``gap`` from the
     discs placed before it and from ``fixed [B,F,3]`` (``x, y, radius``; a negative radius
     is no disc). Returns ``(centres [B,K,2], succeeded [B])``."""
     from kernels.clearance import place_batch
@@ -144,7 +146,7 @@ def place_once(rng: BatchRandom, radii, valid, propose, gap, candidates, fixed=N
     order = np.argsort(np.where(valid, -radii, np.inf), axis=1, kind="stable")
     rows = np.arange(B)[:, None]
     r, live = radii[rows, order], valid[rows, order]
-    cand = np.ascontiguousarray(propose(rng, r, candidates), dtype=np.float64)
+    cand = np.ascontiguousarray(propose(rng, r, candidates, order), dtype=np.float64)
     placed, ok = np.zeros((B, K, 2)), np.ones(B, bool)
     fixed = np.zeros((B, 0, 3)) if fixed is None else np.ascontiguousarray(fixed, dtype=np.float64)
     place_batch(cand, np.ascontiguousarray(r, dtype=np.float64), np.ascontiguousarray(live), float(gap), placed, ok,

@@ -18,7 +18,7 @@ import numpy as np
 from engine.batched import BatchRandom, place_once
 from engine.placement import PlacementError
 
-from .attributes import BACKGROUND, SIZES, SHAPES, colour_pool, far_from, named_colours
+from .attributes import BACKGROUND, NEAR, SIZES, SHAPES, colour_pool, far_from, named_colours
 from .factors import CATEGORIES
 from .layouts import CANONICAL_AXES, _NARROWEST
 
@@ -85,43 +85,149 @@ def _pick(u: np.ndarray, n) -> np.ndarray:
 
 
 def unit_attributes(rng: BatchRandom, batch: Batch, n: np.ndarray, slots: int, behind=(BACKGROUND,)) -> dict:
-    """Shape, colour and size of up to ``slots`` objects per sample, each its own group (the
-    symmetry categories' units: an arm position, a mirror pair), ``n [B]`` of them in use. A
-    relevant property cycles through the allowed values by unit and, where broken, gives a
-    random non-empty set of units a value clearly not allowed; an irrelevant one takes one
-    value per image; any other one is drawn per unit with at least two different values;
-    colours stay visible on every colour ``behind``. Returns ``{prop: [B, slots]}`` as names
-    (object arrays)."""
-    B = len(batch)
+    """:func:`attributes` of up to ``slots`` objects per sample, ``n [B]`` of them in use,
+    each its own group taking its own values (the symmetry categories' units: an arm
+    position, a mirror pair)."""
     live = np.arange(slots)[None, :] < n[:, None]
+    units = np.broadcast_to(np.arange(slots)[None, :], live.shape)
+    return attributes(rng, batch, units, live, n, per_group=("shape", "color", "size"), behind=behind)
+
+
+def attributes(rng: BatchRandom, batch: Batch, group: np.ndarray, live: np.ndarray, ng: np.ndarray,
+               per_group=(), cue: str | None = None, behind=(BACKGROUND,)) -> dict:
+    """Shape, colour and size of objects ``[B,K]`` (``live`` ones first, object ``k`` in
+    group ``group[b,k] < ng[b]``), by the rules of :func:`scenes.elvis.attributes.assign`:
+    a relevant property takes the allowed values (cycling by group where it is set per
+    group, drawn among them per object otherwise) and, where broken, gives a random
+    non-empty set of groups values clearly not allowed; an irrelevant one takes one value
+    per image; any other is drawn per group (``per_group``) or per object, with at least two
+    different values. The ``cue`` property takes clearly different values per group (the
+    allowed ones when relevant). Colours stay visible on every colour ``behind``. Returns
+    ``{prop: [B,K]}`` names (object arrays)."""
+    B, K = live.shape
+    G = int(group.max()) + 1 if group.size else 1
+    n = live.sum(1)
     allowed = CATEGORIES[batch.category].values
     out = {}
     for prop in ("shape", "color", "size"):
         pool, ok, bad = _values(prop, tuple(allowed.get(prop) or ()), tuple(behind))
-        per_unit, per_image, fix = rng.random(slots), rng.random(), rng.random(2)
-        hit_coin, hit_one, bad_pick = rng.random(slots), rng.random(), rng.random(slots)
         mode = batch.mode.get(prop, np.full(B, "fixed"))
-        vals = _pick(per_unit, len(pool))                                   # random: one per unit
-        first = vals[:, 0]
-        same = (vals == first[:, None]) | ~live
-        redo = (mode == "random") & (n >= 2) & same.all(1)
-        unit = _pick(fix[:, 0], n)
-        other = _pick(fix[:, 1], len(pool) - 1)
-        rows = np.nonzero(redo)[0]
-        vals[rows, unit[rows]] = other[rows] + (other[rows] >= first[rows])  # the pool without the first value
-        names = np.asarray(pool, dtype=object)[vals]
-        names[mode == "irrelevant"] = np.asarray(pool, dtype=object)[_pick(per_image, len(pool))][mode == "irrelevant", None]
+        grouped = prop == cue or prop in per_group
+        units, count = (G, ng) if grouped else (K, n)
+        at = group if grouped else np.broadcast_to(np.arange(K)[None, :], (B, K))
+        u_unit, u_img, u_fix = rng.random(units), rng.random(), rng.random(2)
+        u_hit, u_hit1, u_bad = rng.random(G), rng.random(), rng.random(units)
+        vals = _varied(_pick(u_unit, len(pool)), count, u_fix, len(pool))            # random
+        vals[mode == "irrelevant"] = _pick(u_img, len(pool))[mode == "irrelevant", None]
+        relevant = mode == "relevant"
         if ok:
-            names[mode == "relevant"] = np.asarray(ok, dtype=object)[np.arange(slots) % len(ok)]
-        names[mode == "fixed"] = ok[0] if ok else pool[0]            # not a property of the category
-        broken = batch.broken.get(prop, np.zeros(B, bool)) & (mode == "relevant")
-        hit = (hit_coin < 0.5) & live
+            cycle = np.arange(units) % len(ok) if grouped else _pick(u_unit, len(ok))
+            vals[relevant] = np.broadcast_to(_index(pool, ok)[cycle], vals.shape)[relevant]
+        vals[mode == "fixed"] = pool.index(ok[0]) if ok else 0
+        hit = (u_hit < 0.5) & (np.arange(G)[None, :] < ng[:, None])              # the broken groups
         none = ~hit.any(1)
-        hit[none, _pick(hit_one, n)[none]] = True
-        hit &= broken[:, None]
-        names[hit] = np.asarray(bad, dtype=object)[_pick(bad_pick, len(bad))][hit]
-        out[prop] = names
+        hit[none, _pick(u_hit1, ng)[none]] = True
+        hit &= (relevant & batch.broken.get(prop, np.zeros(B, bool)))[:, None]
+        if prop == cue:
+            cued = ~relevant & (mode != "fixed")
+            vals[cued] = _distinct(rng.random(len(pool)), _far(prop, pool), ng, G)[cued]
+            keep = np.where(~hit, vals, -1)
+            new = _distinct(rng.random(len(pool)), _far(prop, pool), hit.sum(1), G, avoid=keep,
+                            allowed=np.isin(np.arange(len(pool)), _index(pool, bad)))
+            slot = np.cumsum(hit, 1) - 1                                          # the k-th hit group takes new[k]
+            vals = np.where(hit, np.take_along_axis(new, np.maximum(slot, 0), 1), vals)
+        else:
+            vals = np.where((hit if grouped else np.take_along_axis(hit, group, 1)),
+                            _index(pool, bad)[_pick(u_bad, len(bad))] if bad else vals, vals)
+        out[prop] = np.asarray(pool, dtype=object)[np.take_along_axis(vals, at, 1) if grouped else vals]
     return out
+
+
+def _index(pool: tuple, values) -> np.ndarray:
+    """Positions of ``values`` in ``pool``."""
+    return np.array([pool.index(v) for v in values], dtype=np.int64)
+
+
+def _varied(vals: np.ndarray, count: np.ndarray, u: np.ndarray, size: int) -> np.ndarray:
+    """``vals [B,U]`` (indices into a pool of ``size``) with at least two different values
+    among the first ``count[b]`` where ``count >= 2``: when all agree, one of them (``u[:,0]``)
+    takes another value (``u[:,1]``)."""
+    U = vals.shape[1]
+    used = np.arange(U)[None, :] < count[:, None]
+    same = ((vals == vals[:, :1]) | ~used).all(1) & (count >= 2)
+    rows = np.nonzero(same)[0]
+    other = _pick(u[rows, 1], size - 1)
+    vals[rows, _pick(u[rows, 0], count[rows])] = other + (other >= vals[rows, 0])   # the pool without that value
+    return vals
+
+
+@functools.lru_cache(maxsize=None)
+def _far(prop: str, pool: tuple) -> np.ndarray:
+    """``[P,P]`` bool: which values of ``pool`` clearly differ (colours: by RGB distance)."""
+    if prop != "color":
+        return ~np.eye(len(pool), dtype=bool)
+    rgb = np.array([named_colours()[c] for c in pool], dtype=np.float64)
+    return np.linalg.norm(rgb[:, None] - rgb[None], axis=-1) >= NEAR
+
+
+def _distinct(u: np.ndarray, far: np.ndarray, k: np.ndarray, width: int, avoid=None, allowed=None) -> np.ndarray:
+    """``k[b]`` pairwise clearly different values per sample (indices into a pool with
+    clear-difference matrix ``far [P,P]``), taken greedily in the random order of ``u [B,P]``,
+    clearly different from ``avoid [B,*]`` (``-1``: nothing) and among ``allowed [P]``:
+    ``[B, width]``, ``-1`` past ``k``. Raises ``ValueError`` when the pool holds too few."""
+    B, P = u.shape
+    order = np.argsort(u, axis=1, kind="stable")
+    blocked = np.zeros((B, P), bool) if allowed is None else np.broadcast_to(~allowed, (B, P)).copy()
+    if avoid is not None:
+        for j in range(avoid.shape[1]):
+            a = avoid[:, j]
+            blocked[a >= 0] |= ~far[a[a >= 0]]
+    out = np.full((B, width), -1)
+    got = np.zeros(B, np.int64)
+    rows = np.arange(B)
+    for step in range(P):
+        c = order[:, step]
+        take = (got < k) & ~blocked[rows, c]
+        out[rows[take], got[take]] = c[take]
+        got += take
+        blocked[take] |= ~far[c[take]]
+    if (got < k).any():
+        raise ValueError(f"fewer than {int(k.max())} clearly different values")
+    return out
+
+
+def group_sizes(rng: BatchRandom, batch: Batch, lo: np.ndarray, hi: np.ndarray, width: int) -> np.ndarray:
+    """Objects per group ``[B, width]`` (0 past each sample's group count), within
+    ``lo..hi [B]``, following the ``count`` mode (as ``Context.group_sizes``): relevant,
+    the middle of the range in every group, and where broken some groups another count
+    (``max(2, lo - 1) .. hi + 1``) with at least one group kept; irrelevant, one count per
+    image; random, one per group, not all equal."""
+    B = len(batch)
+    G = batch.groups
+    used = np.arange(width)[None, :] < G[:, None]
+    per_group = rng.integers(lo, hi + 1, width)
+    one = rng.integers(lo, hi + 1)
+    u_hit, u_hit1, u_other = rng.random(width), rng.random(), rng.random(width)
+    mode = batch.mode.get("count", np.full(B, "random"))
+    sizes = per_group.copy()
+    same = ((sizes == sizes[:, :1]) | ~used).all(1) & (mode == "random")
+    sizes[same, 0] = np.where(sizes[same, 0] != lo[same], lo[same], hi[same])
+    sizes[mode == "irrelevant"] = one[mode == "irrelevant", None]
+    rel = mode == "relevant"
+    middle = (lo + hi) // 2
+    sizes[rel] = middle[rel, None]
+    hit = (u_hit < 0.5) & used
+    none = ~hit.any(1)
+    hit[none, _pick(u_hit1, G)[none]] = True
+    hit &= (rel & batch.broken.get("count", np.zeros(B, bool)))[:, None]
+    low = np.maximum(2, lo - 1)
+    other = low[:, None] + _pick(u_other, (hi + 2 - low - 1)[:, None])           # low .. hi+1 without the middle
+    other = other + (other >= middle[:, None])
+    sizes = np.where(hit, other, sizes)
+    kept = hit.any(1) & ((sizes == sizes[:, :1]) | ~used).all(1)                   # every hit group moved alike
+    first_hit = np.argmax(hit, 1)
+    sizes[kept, first_hit[kept]] = middle[kept]
+    return np.where(used, sizes, 0)
 
 
 def radii_of(sizes: np.ndarray, shapes: np.ndarray, base: np.ndarray) -> np.ndarray:
@@ -137,15 +243,20 @@ def radii_of(sizes: np.ndarray, shapes: np.ndarray, base: np.ndarray) -> np.ndar
 def in_wedge(a0: np.ndarray, width: np.ndarray, inner: float, outer: float):
     """Proposer for :func:`engine.batched.place_once`: ``m`` centres per disc of radius
     ``r [B,K]`` kept inside the annular sector ``inner..outer`` around the canvas centre and
-    angles ``a0 .. a0 + width`` (degrees, counter-clockwise on screen; ``[B]`` each), the
-    radius drawn for an even spread over the area: ``[B,K,m,2]``."""
-    def propose(rng: BatchRandom, r: np.ndarray, m: int) -> np.ndarray:
+    angles ``a0 .. a0 + width`` (degrees, counter-clockwise on screen; ``[B]`` each, or
+    ``[B,K]`` per slot), the radius drawn for an even spread over the area: ``[B,K,m,2]``."""
+    def propose(rng: BatchRandom, r: np.ndarray, m: int, order=None) -> np.ndarray:
+        lo_a, span = (np.asarray(v, np.float64) for v in (a0, width))
+        if lo_a.ndim == 2:                                     # per slot: in the placement order
+            lo_a = np.take_along_axis(lo_a, order, 1)[:, :, None]
+        else:
+            lo_a = lo_a.reshape(-1, 1, 1)
+        span = np.take_along_axis(span, order, 1)[:, :, None] if span.ndim == 2 else span.reshape(-1, 1, 1)
         r = r[:, :, None]
         lo, hi = inner + r, np.maximum(outer - r, inner + r)
         rho = np.sqrt(lo ** 2 + rng.random(r.shape[1], m) * (hi ** 2 - lo ** 2))
         pad = np.degrees(np.arcsin(np.clip(r / np.maximum(rho, 1e-9), 0, 1)))
-        ang = np.radians(a0[:, None, None] + pad + rng.random(r.shape[1], m)
-                         * np.maximum(width[:, None, None] - 2 * pad, 0))
+        ang = np.radians(lo_a + pad + rng.random(r.shape[1], m) * np.maximum(span - 2 * pad, 0))
         return np.stack([CENTRE + rho * np.cos(ang), CENTRE - rho * np.sin(ang)], -1)
     return propose
 
@@ -338,6 +449,76 @@ def _mirrored_once(rng: BatchRandom, batch: Batch, with_disc: bool) -> tuple[dic
         got["under"] = {"center": np.full((B, 2), CENTRE), "radius": disc_radius,
                         "rgb": np.broadcast_to(np.array(AXIS_DISC), (B, 3)).copy()}
     return got, ok
+
+
+# ---------------------------------------------------------------- similarity: palette
+
+PALETTE_COUNTS = {"s": (4, 8), "m": (9, 15), "l": (16, 24), "xl": (25, 36)}
+PALETTE_BASE = {"s": 0.034, "m": 0.028, "l": 0.023, "xl": 0.0195}
+RING = (0.5, 0.5, 0.2, 0.47)
+RING_COVER = 0.15            # the share of the ring's area (about) that objects' footprints may take
+PALETTE_SMALLEST = 0.0145    # base at least: a small object stays 4.5 px wide at 224 px
+SECTORS = max(CATEGORIES["palette"].groups)
+PER_SECTOR = max(hi for _, hi in PALETTE_COUNTS.values()) + 1      # a broken count may add one
+
+
+def palette(rng: BatchRandom, batch: Batch) -> dict:
+    """Angular sectors of a ring, one colour per sector (see :func:`_palette_once`)."""
+    return {**redrawn(rng, batch, _palette_once), "constants": {"ring": list(RING)}}
+
+
+def _palette_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray]:
+    """One draw of :func:`palette`: ``G`` groups (their sizes by the ``count`` mode), one
+    shape per group, the colour cue per group (shaded per object when colour is drawn at
+    random); a positive puts each group in its own sector of the ring (4 degrees from its
+    edges), a principle negative scatters the same objects over the whole ring so that some
+    sector holds two colours. Slots ``[B, 1, K]``: the objects in group order."""
+    B, K = len(batch), SECTORS * PER_SECTOR
+    lo = np.array([PALETTE_COUNTS[q][0] for q in batch.quantity])
+    hi = np.array([PALETTE_COUNTS[q][1] for q in batch.quantity])
+    sizes = group_sizes(rng, batch, lo, hi, SECTORS)
+    n = sizes.sum(1)
+    live = np.arange(K)[None, :] < n[:, None]
+    group = np.minimum((np.arange(K)[None, :, None] >= np.cumsum(sizes, 1)[:, None, :]).sum(2), SECTORS - 1)
+    _, _, inner, outer = RING
+    room = np.sqrt(RING_COVER * math.pi * (outer ** 2 - inner ** 2) / (n * math.pi)) - 0.003
+    base = np.maximum(PALETTE_SMALLEST, np.minimum([PALETTE_BASE[q] for q in batch.quantity], room / 1.05))
+    a = attributes(rng, batch, group, live, batch.groups, per_group=("shape",), cue="color")
+    r = radii_of(a["size"], a["shape"], base)
+    shade = rng.random(K, 3) * 24 - 12
+    rgb = named_rgb(a["color"])
+    rgb = np.where((batch.mode["color"] == "random")[:, None, None], np.clip(rgb + shade, 0, 255).astype(np.int64), rgb)
+    a0 = rng.random() * 360
+    width = 360.0 / batch.groups
+    start = a0[:, None] + group * width[:, None] + 4
+    centres, ok = place_once(rng, r, live, in_wedge(start, np.broadcast_to((width - 8)[:, None], (B, K)), inner, outer),
+                             0.006, CANDIDATES)
+    rng.drawn += 1
+    neg = np.nonzero(~batch.principle)[0]
+    if len(neg):                                         # the same objects anywhere in the ring
+        spread, fits = place_once(rng.take(neg).fork(0), r[neg], live[neg], in_wedge(np.zeros(len(neg)),
+                                  np.full(len(neg), 360.0), inner, outer), 0.006, CANDIDATES)
+        centres[neg] = spread
+        x, y = spread[..., 0] - CENTRE, spread[..., 1] - CENTRE
+        sector = ((np.degrees(np.arctan2(-y, x)) - a0[neg, None]) % 360 // width[neg, None]).astype(np.int64)
+        code = _codes(a["color"][neg])
+        mixed = np.zeros(len(neg), bool)
+        for k in range(SECTORS):                         # some sector holds two colours
+            inside = live[neg] & (sector == k)
+            top = np.where(inside, code, -1).max(1)
+            low = np.where(inside, code, np.iinfo(np.int64).max).min(1)
+            mixed |= inside.any(1) & (top != low)
+        ok[neg] &= fits & mixed
+    got = {"valid": live[:, None], "center": centres[:, None], "rotation": np.zeros((B, 1, K)),
+           "radius": r[:, None], **{p: v[:, None] for p, v in a.items()}, "rgb": rgb[:, None],
+           "group": group[:, None], "start": a0, "sector": width}
+    return got, ok
+
+
+def _codes(names: np.ndarray) -> np.ndarray:
+    """Names ``[...]`` as integers (equal names, equal codes)."""
+    _, inverse = np.unique(names.astype(str), return_inverse=True)
+    return inverse.reshape(names.shape)
 
 
 def named_rgb(colours: np.ndarray) -> np.ndarray:

@@ -399,38 +399,7 @@ def pacman(ctx: Context) -> Layout:
                   info={"directions": dirs})
 
 
-PALETTE_COUNTS = {"s": (4, 8), "m": (9, 15), "l": (16, 24), "xl": (25, 36)}
-PALETTE_BASE = {"s": 0.034, "m": 0.028, "l": 0.023, "xl": 0.0195}
-RING = (0.5, 0.5, 0.2, 0.47)
-RING_COVER = 0.15            # the share of the ring's area (about) that objects' footprints may take
-PALETTE_SMALLEST = 0.0145    # base at least: a small object stays 4.5 px wide at 224 px
-
-
-def palette(ctx: Context) -> Layout:
-    f, rng = ctx.f, ctx.rng
-    sizes = ctx.group_sizes(f.groups, *PALETTE_COUNTS[f.quantity])
-    groups = _flat(sizes)
-    # many objects are drawn smaller, so that they still fit their sectors
-    room = math.sqrt(RING_COVER * math.pi * (RING[3] ** 2 - RING[2] ** 2) / (len(groups) * math.pi)) - 0.003
-    base = max(PALETTE_SMALLEST, min(PALETTE_BASE[f.quantity], room / 1.05))
-    obj = _objects(ctx, groups, base, per_group=("shape",), cue="color")
-    rgb = _jitter(ctx, obj["color"]) if f.mode("color") == "random" else None
-    a0 = float(rng.uniform(0, 360))
-    width = 360.0 / f.groups
-    cx, cy, inner, outer = RING
-    c = np.zeros((len(groups), 2))
-    if ctx.principle:
-        ga = np.asarray(groups)
-        for g in range(f.groups):
-            ix = np.nonzero(ga == g)[0]
-            lo = a0 + g * width + 4
-            c[ix] = geo.place(rng, obj["radius"][ix], geo.in_disc(cx, cy, outer, inner, lo, lo + width - 8), 0.006)
-    else:
-        c = geo.place(rng, obj["radius"], geo.in_disc(cx, cy, outer, inner), 0.006)
-        sector = ((np.degrees(np.arctan2(-(c[:, 1] - cy), c[:, 0] - cx)) - a0) % 360 // width).astype(int)
-        if all(len({obj["color"][i] for i in np.nonzero(sector == s)[0]}) <= 1 for s in range(f.groups)):
-            raise PlacementError("sectors still uniform")
-    return Layout(**obj, centers=c, groups=groups, rgb=rgb, info={"ring": list(RING), "start": a0, "sector": width})
+# palette is drawn a batch at a time (:mod:`.batched`)
 
 
 # ---------------------------------------------------------------- closure
@@ -985,5 +954,5 @@ def overlap_splines(ctx: Context) -> Layout:
 
 # ---------------------------------------------------------------- symmetry
 
-# the categories drawn a batch at a time (radial and axis symmetry) are in :mod:`.batched`
+# the categories drawn a batch at a time (palette, radial and axis symmetry) are in :mod:`.batched`
 LAYOUTS = {name: globals()[name] for name in CATEGORIES if name in globals()}

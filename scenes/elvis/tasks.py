@@ -202,7 +202,8 @@ def _about(category, **_) -> str:
     return f"ELVIS {CATEGORIES[category].principle}/{category}: {CATEGORIES[category].description}"
 
 
-BATCHED = {name: getattr(batched, name) for name in ("radial_symmetry", "axis_symmetry", "axis_symmetry_with_bkg")}
+BATCHED = {name: getattr(batched, name) for name in ("radial_symmetry", "axis_symmetry", "axis_symmetry_with_bkg",
+                                                    "palette")}
 # ^ the categories drawn a batch at a time
 
 
@@ -271,14 +272,17 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
         return a.reshape((B, -1) + tail)[rows, order]
     shape, colour, size, radius = flat(lay["shape"]), flat(lay["color"]), flat(lay["size"]), flat(lay["radius"])
     centre, rotation, valid = flat(lay["center"], (2,)), flat(lay["rotation"]), valid[rows, order]
-    group = flat(np.broadcast_to(np.arange(lay["valid"].shape[1])[None, :, None], lay["valid"].shape))
+    group = flat(lay["group"] if "group" in lay else
+                 np.broadcast_to(np.arange(lay["valid"].shape[1])[None, :, None], lay["valid"].shape))
+    rgb = flat(lay["rgb"], (3,)) if "rgb" in lay else batched.named_rgb(colour)
     extra = {k: flat(v) for k, v in lay.get("extra", {}).items()}
     structure = [k for k, v in lay.items() if not isinstance(v, dict) and v.ndim == 1]
+    constants = lay.get("constants", {})
     under = lay.get("under")
     first = 0 if under is None else 1                       # the backdrop disc takes slot 0
 
     def meta(b: int) -> dict:
-        objects = [{"shape": shape[b, k], "color": colour[b, k], "rgb": list(named_colours()[colour[b, k]]),
+        objects = [{"shape": shape[b, k], "color": colour[b, k], "rgb": rgb[b, k].tolist(),
                     "size": size[b, k], "radius": round(float(radius[b, k]), 5),
                     "center": [round(float(centre[b, k, 0]), 5), round(float(centre[b, k, 1]), 5)],
                     "rotation": round(float(rotation[b, k]), 3), "group": int(group[b, k]), "prim": first + k,
@@ -286,7 +290,8 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
                    for k in range(int(valid[b].sum()))]
         behind = [] if under is None else [{"kind": "disc", "center": under["center"][b].tolist(),
                                             "radius": float(under["radius"][b]), "rgb": under["rgb"][b].tolist()}]
-        return record(fs[b], kinds[b], broken_of(b), objects, behind, [], {k: lay[k][b].item() for k in structure})[0]
+        info = {**constants, **{k: lay[k][b].item() for k in structure}}
+        return record(fs[b], kinds[b], broken_of(b), objects, behind, [], info)[0]
 
     def broken_of(b: int) -> tuple:
         return tuple(p for p in fs[b].rel if p in broken and broken[p][b])
@@ -294,7 +299,7 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
     def caption(b: int) -> str:
         return record(fs[b], kinds[b], broken_of(b), [], [], [], {})[2]
     cols = dict(shape=np.vectorize(SHAPE_INDEX.__getitem__, otypes=[np.int64])(shape), center=centre, radius=radius,
-                color=batched.named_rgb(colour), valid=valid, rotation=rotation)
+                color=rgb, valid=valid, rotation=rotation)
     if under is not None:                                   # a circle under everything
         lead = dict(shape=np.full((B, 1), SHAPE_INDEX["circle"]), center=under["center"][:, None],
                     radius=under["radius"][:, None], color=under["rgb"][:, None], valid=np.ones((B, 1), bool),
