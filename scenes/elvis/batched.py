@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.batched import BatchRandom, place_once
+from engine.batched import BatchRandom, in_box, place_once
 from engine.placement import PlacementError
 
 from .attributes import BACKGROUND, NEAR, SIZES, SHAPES, colour_pool, far_from, named_colours
@@ -90,13 +90,14 @@ def unit_attributes(rng: BatchRandom, batch: Batch, n: np.ndarray, slots: int, b
     position, a mirror pair)."""
     live = np.arange(slots)[None, :] < n[:, None]
     units = np.broadcast_to(np.arange(slots)[None, :], live.shape)
-    return attributes(rng, batch, units, live, n, per_group=("shape", "color", "size"), behind=behind)
+    return attributes(rng, batch, units, live, n, slots, per_group=("shape", "color", "size"), behind=behind)
 
 
-def attributes(rng: BatchRandom, batch: Batch, group: np.ndarray, live: np.ndarray, ng: np.ndarray,
+def attributes(rng: BatchRandom, batch: Batch, group: np.ndarray, live: np.ndarray, ng: np.ndarray, width: int,
                per_group=(), cue: str | None = None, behind=(BACKGROUND,)) -> dict:
     """Shape, colour and size of objects ``[B,K]`` (``live`` ones first, object ``k`` in
-    group ``group[b,k] < ng[b]``), by the rules of :func:`scenes.elvis.attributes.assign`:
+    group ``group[b,k] < ng[b] <= width``; ``width`` is the category's most groups, so that
+    every sample draws alike), by the rules of :func:`scenes.elvis.attributes.assign`:
     a relevant property takes the allowed values (cycling by group where it is set per
     group, drawn among them per object otherwise) and, where broken, gives a random
     non-empty set of groups values clearly not allowed; an irrelevant one takes one value
@@ -105,7 +106,7 @@ def attributes(rng: BatchRandom, batch: Batch, group: np.ndarray, live: np.ndarr
     allowed ones when relevant). Colours stay visible on every colour ``behind``. Returns
     ``{prop: [B,K]}`` names (object arrays)."""
     B, K = live.shape
-    G = int(group.max()) + 1 if group.size else 1
+    G = width
     n = live.sum(1)
     allowed = CATEGORIES[batch.category].values
     out = {}
@@ -483,7 +484,7 @@ def _palette_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray]:
     _, _, inner, outer = RING
     room = np.sqrt(RING_COVER * math.pi * (outer ** 2 - inner ** 2) / (n * math.pi)) - 0.003
     base = np.maximum(PALETTE_SMALLEST, np.minimum([PALETTE_BASE[q] for q in batch.quantity], room / 1.05))
-    a = attributes(rng, batch, group, live, batch.groups, per_group=("shape",), cue="color")
+    a = attributes(rng, batch, group, live, batch.groups, SECTORS, per_group=("shape",), cue="color")
     r = radii_of(a["size"], a["shape"], base)
     shade = rng.random(K, 3) * 24 - 12
     rgb = named_rgb(a["color"])
@@ -512,6 +513,54 @@ def _palette_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray]:
     got = {"valid": live[:, None], "center": centres[:, None], "rotation": np.zeros((B, 1, K)),
            "radius": r[:, None], **{p: v[:, None] for p, v in a.items()}, "rgb": rgb[:, None],
            "group": group[:, None], "start": a0, "sector": width}
+    return got, ok
+
+
+# ---------------------------------------------------------------- similarity: fixed number
+
+FIXED_COUNTS = {"s": (3, 6), "m": (7, 14)}
+FIXED_BASE = {"s": 0.04, "m": 0.032}
+FIXED_GROUPS = max(CATEGORIES["fixed_number"].groups)
+PER_GROUP = max(hi for _, hi in FIXED_COUNTS.values()) + 1
+
+
+def fixed_number(rng: BatchRandom, batch: Batch) -> dict:
+    """Scattered objects whose colour makes the groups (see :func:`_fixed_number_once`)."""
+    return redrawn(rng, batch, _fixed_number_once)
+
+
+def _fixed_number_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray]:
+    """One draw of :func:`fixed_number`: ``G`` groups (sizes by the ``count`` mode), one
+    clearly different colour per group, scattered over the canvas; a principle negative
+    deals the same objects, in a random order, into one colour group more or fewer (``2 ..
+    n // 2`` of them). Slots ``[B, 1, K]``: the objects in group order."""
+    B, K, G = len(batch), FIXED_GROUPS * PER_GROUP, batch.groups
+    lo = np.array([FIXED_COUNTS[q][0] for q in batch.quantity])
+    hi = np.array([FIXED_COUNTS[q][1] for q in batch.quantity])
+    sizes = group_sizes(rng, batch, lo, hi, FIXED_GROUPS)
+    n = sizes.sum(1)
+    live = np.arange(K)[None, :] < n[:, None]
+    group = np.minimum((np.arange(K)[None, :, None] >= np.cumsum(sizes, 1)[:, None, :]).sum(2), FIXED_GROUPS - 1)
+    fewer = (G - 1 >= 2) & (G - 1 <= n // 2)
+    more = G + 1 <= n // 2
+    u_k, u_order = rng.random(), rng.random(K)
+    k = np.where(fewer & more, np.where(u_k < 0.5, G - 1, G + 1), np.where(fewer, G - 1, G + 1))
+    k = np.where(batch.principle, G, k)
+    position = np.argsort(np.argsort(np.where(live, u_order, 2.0), 1, kind="stable"), 1, kind="stable")
+    q, rem = n // k, n % k                                # np.array_split: the first ``rem`` chunks one longer
+    big = rem * (q + 1)
+    dealt = np.where(position < big[:, None], position // (q + 1)[:, None],
+                     rem[:, None] + (position - big[:, None]) // np.maximum(q, 1)[:, None])
+    colour_group = np.where(batch.principle[:, None], group, dealt)
+    a = attributes(rng, batch, np.where(live, colour_group, 0), live, k, FIXED_GROUPS + 1, cue="color")
+    r = radii_of(a["size"], a["shape"], np.array([FIXED_BASE[q] for q in batch.quantity]))
+    shade = rng.random(K, 3) * 24 - 12
+    rgb = named_rgb(a["color"])
+    rgb = np.where((batch.mode["color"] == "random")[:, None, None], np.clip(rgb + shade, 0, 255).astype(np.int64), rgb)
+    centres, ok = place_once(rng, r, live, in_box((0.02, 0.02, 0.98, 0.98)), 0.025, CANDIDATES)
+    got = {"valid": live[:, None], "center": centres[:, None], "rotation": np.zeros((B, 1, K)),
+           "radius": r[:, None], **{p: v[:, None] for p, v in a.items()}, "rgb": rgb[:, None],
+           "group": group[:, None], "colour_groups": k}
     return got, ok
 
 

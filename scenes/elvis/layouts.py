@@ -352,25 +352,7 @@ def _jitter(ctx: Context, colours) -> list:
     return out
 
 
-FIXED_COUNTS = {"s": (3, 6), "m": (7, 14)}
-FIXED_BASE = {"s": 0.04, "m": 0.032}
-
-
-def fixed_number(ctx: Context) -> Layout:
-    f, rng = ctx.f, ctx.rng
-    sizes = ctx.group_sizes(f.groups, *FIXED_COUNTS[f.quantity])
-    groups = _flat(sizes)
-    colour_groups, drawn = f.groups, groups
-    if not ctx.principle:                    # the same objects in one colour group more or fewer
-        colour_groups = pick(rng, [k for k in (f.groups - 1, f.groups + 1) if 2 <= k <= len(groups) // 2])
-        drawn = [0] * len(groups)
-        for j, ix in enumerate(np.array_split(rng.permutation(len(groups)), colour_groups)):
-            for i in ix:
-                drawn[i] = j
-    obj = _objects(ctx, drawn, FIXED_BASE[f.quantity], cue="color")
-    rgb = _jitter(ctx, obj["color"]) if f.mode("color") == "random" else None
-    c = geo.place(rng, obj["radius"], geo.in_box(0.02, 0.02, 0.98, 0.98), 0.025)
-    return Layout(**obj, centers=c, groups=groups, rgb=rgb, info={"colour_groups": colour_groups})
+# fixed_number is drawn a batch at a time (:mod:`.batched`)
 
 
 PACMAN_COUNTS = {"s": (2, 4), "m": (5, 7), "l": (8, 10)}
@@ -954,5 +936,5 @@ def overlap_splines(ctx: Context) -> Layout:
 
 # ---------------------------------------------------------------- symmetry
 
-# the categories drawn a batch at a time (palette, radial and axis symmetry) are in :mod:`.batched`
+# the categories drawn a batch at a time (fixed_number, palette, radial and axis symmetry) are in :mod:`.batched`
 LAYOUTS = {name: globals()[name] for name in CATEGORIES if name in globals()}

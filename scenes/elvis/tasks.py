@@ -203,7 +203,7 @@ def _about(category, **_) -> str:
 
 
 BATCHED = {name: getattr(batched, name) for name in ("radial_symmetry", "axis_symmetry", "axis_symmetry_with_bkg",
-                                                    "palette")}
+                                                    "palette", "fixed_number")}
 # ^ the categories drawn a batch at a time
 
 
