@@ -120,37 +120,57 @@ def scatter(rng: BatchRandom, radii: np.ndarray, valid: np.ndarray, bounds=(0.0,
     raise PlacementError(f"could not place discs with gap {gap} in {bounds} after {attempts} attempts")
 
 
-def in_box(bounds):
-    """Proposer for :func:`place_once`: ``m`` candidate centres per disc keeping a disc of
-    radius ``r [B,K]`` inside ``bounds = (x0, y0, x1, y1)``: ``propose(rng, r, m, order) ->
-    [B,K,m,2]``."""
-    x0, y0, x1, y1 = bounds
+class Region:
+    """Where :func:`place_once` proposes a disc's centre: a box ``(x0, y0, x1, y1)`` or an
+    annular sector ``(cx, cy, inner, outer, a0, width)`` (degrees, counter-clockwise on
+    screen), the disc kept inside. Each part is a number, ``[B]`` (per sample) or ``[B,K]``
+    (per disc)."""
 
-    def propose(rng: BatchRandom, r: np.ndarray, m: int, order=None) -> np.ndarray:
-        lo = np.stack([x0 + r, y0 + r], -1)[:, :, None]
-        hi = np.stack([x1 - r, y1 - r], -1)[:, :, None]
-        return lo + rng.random(r.shape[1], m, 2) * (hi - lo)
-    return propose
+    def __init__(self, kind: int, *parts):
+        self.kind, self.parts = kind, parts
+
+    def params(self, B: int, K: int) -> np.ndarray:
+        """``[B,K,P]`` float64: every part for every disc."""
+        def full(v):
+            v = np.asarray(v, dtype=np.float64)
+            return np.broadcast_to(v[:, None] if v.ndim == 1 else v, (B, K))
+        return np.stack([full(v) for v in self.parts], -1)
 
 
-def place_once(rng: BatchRandom, radii, valid, propose, gap, candidates, fixed=None) -> tuple[np.ndarray, np.ndarray]:
+def in_box(bounds) -> Region:
+    """Centres keeping a disc inside ``bounds = (x0, y0, x1, y1)``, drawn uniformly."""
+    from kernels.clearance import BOX
+    return Region(BOX, *bounds)
+
+
+def in_sector(cx, cy, inner, outer, a0=0.0, width=360.0) -> Region:
+    """Centres keeping a disc inside the annular sector ``inner .. outer`` around ``(cx, cy)``
+    and angles ``a0 .. a0 + width`` (degrees, counter-clockwise on screen), its radius drawn
+    for an even spread over the area, at least the disc's radius from ``inner``."""
+    from kernels.clearance import SECTOR
+    return Region(SECTOR, cx, cy, inner, outer, a0, width)
+
+
+def place_once(rng: BatchRandom, radii, valid, region: Region, gap, candidates, fixed=None) -> tuple[np.ndarray, np.ndarray]:
     """One placement attempt for every sample: discs of ``radii [B,K]`` (where ``valid``),
-    larger first, each at the first of its ``candidates`` proposals (``propose(rng, r, m,
-    order)``: ``r [B,K]`` the radii in placement order, ``order [B,K]`` the slot each placement
-    fills -> ``[B,K,m,2]``) that keeps ``gap`` from the
-    discs placed before it and from ``fixed [B,F,3]`` (``x, y, radius``; a negative radius
-    is no disc). Returns ``(centres [B,K,2], succeeded [B])``."""
-    from kernels.clearance import place_batch
+    larger first, each at the first of ``candidates`` proposals in its ``region`` that keeps
+    ``gap`` from the discs placed before it and from ``fixed [B,F,3]`` (``x, y, radius``; a
+    negative radius is no disc). Proposals are drawn from each sample's stream (``2 * K *
+    candidates`` values whatever the sample needs; a box's are ``rng.random(K, candidates,
+    2)`` in placement order) but computed only as far as the first fit. Returns ``(centres
+    [B,K,2], succeeded [B])``."""
+    from kernels.clearance import place_regions
 
     B, K = radii.shape
     order = np.argsort(np.where(valid, -radii, np.inf), axis=1, kind="stable")
     rows = np.arange(B)[:, None]
     r, live = radii[rows, order], valid[rows, order]
-    cand = np.ascontiguousarray(propose(rng, r, candidates, order), dtype=np.float64)
+    params = np.ascontiguousarray(region.params(B, K)[rows, order])
     placed, ok = np.zeros((B, K, 2)), np.ones(B, bool)
     fixed = np.zeros((B, 0, 3)) if fixed is None else np.ascontiguousarray(fixed, dtype=np.float64)
-    place_batch(cand, np.ascontiguousarray(r, dtype=np.float64), np.ascontiguousarray(live), float(gap), placed, ok,
-                fixed)
+    place_regions(rng.keys, np.uint64(rng.drawn), region.kind, int(candidates), params,
+                  np.ascontiguousarray(r, dtype=np.float64), np.ascontiguousarray(live), float(gap), fixed, placed, ok)
+    rng.drawn += 2 * K * int(candidates)
     out = np.zeros((B, K, 2))
     out[rows, order] = placed
     return out, ok

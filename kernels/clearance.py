@@ -1,6 +1,8 @@
 """A compiled clearance test for rejection sampling of disc layouts (scene units)."""
 from __future__ import annotations
 
+import math
+
 import numba
 import numpy as np
 
@@ -46,32 +48,74 @@ def place_run(blocks: np.ndarray, placed: np.ndarray, m: int, r: float, gap: flo
     return discs.shape[0]
 
 
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+BOX, SECTOR = 0, 1            # region kinds of :func:`place_regions`
+
+
 @numba.njit(cache=True, nogil=True, fastmath=False)
-def place_batch(cand: np.ndarray, radii: np.ndarray, live: np.ndarray, gap: float,
-                out: np.ndarray, ok: np.ndarray, fixed: np.ndarray) -> None:
-    """For each of ``B`` samples, discs ``k = 0..K-1`` in turn (``radii [B,K]``, ``live [B,K]``)
-    each take the first of their candidates ``cand [B,K,M,2]`` that keeps ``gap`` from the
-    discs already there (``fixed [B,F,3]``: ``x, y, radius``, radius < 0 for none) and from
-    the live discs placed before (``dx**2 + dy**2 >= (r + r' + gap)**2``, numpy's operations
-    in its order); a live disc with no fit clears ``ok[b]``. Writes centres to ``out [B,K,2]``
-    (0 for discs not live; the first candidate where none fits)."""
-    B, K, M, F = cand.shape[0], cand.shape[1], cand.shape[2], fixed.shape[1]
+def uniform(key, ctr) -> float:
+    """Value ``ctr`` (>= 1) of the counter-based stream of ``key`` (both uint64): the draw
+    :class:`engine.batched.BatchRandom` gives at that counter, in [0, 1)."""
+    z = key + ctr * _GOLDEN
+    z = (z ^ (z >> np.uint64(30))) * _M1
+    z = (z ^ (z >> np.uint64(27))) * _M2
+    z = z ^ (z >> np.uint64(31))
+    return float(z >> np.uint64(11)) * 2.0 ** -53
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def _candidate(kind: int, key, drawn, K: int, M: int, k: int, m: int, p: np.ndarray, r: float) -> tuple:
+    """Candidate ``m`` of the disc placed ``k``-th (radius ``r``) in its region ``p``: a box
+    ``(x0, y0, x1, y1)``, the disc kept inside, from draws ``((k * M + m) * 2 + c)`` (as
+    ``BatchRandom.random(K, M, 2)``); or an annular sector ``(cx, cy, inner, outer, a0,
+    width)`` (degrees, counter-clockwise on screen, y down), the radius drawn for an even
+    spread over its area (draw ``k * M + m``) and the angle (draw ``K * M + k * M + m``),
+    the disc kept inside it."""
+    if kind == BOX:
+        ux = uniform(key, drawn + np.uint64(1 + (k * M + m) * 2))
+        uy = uniform(key, drawn + np.uint64(2 + (k * M + m) * 2))
+        lx, ly = p[0] + r, p[1] + r
+        return lx + ux * ((p[2] - r) - lx), ly + uy * ((p[3] - r) - ly)
+    u1 = uniform(key, drawn + np.uint64(1 + k * M + m))
+    u2 = uniform(key, drawn + np.uint64(1 + K * M + k * M + m))
+    lo = p[2] + r
+    hi = max(p[3] - r, lo)
+    rho = math.sqrt(lo * lo + u1 * (hi * hi - lo * lo))
+    pad = math.degrees(math.asin(min(max(r / max(rho, 1e-9), 0.0), 1.0)))
+    ang = math.radians(p[4] + pad + u2 * max(p[5] - 2.0 * pad, 0.0))
+    return p[0] + rho * math.cos(ang), p[1] - rho * math.sin(ang)
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def place_regions(keys: np.ndarray, drawn, kind: int, M: int, regions: np.ndarray, radii: np.ndarray,
+                  live: np.ndarray, gap: float, fixed: np.ndarray, out: np.ndarray, ok: np.ndarray) -> None:
+    """For each of ``B`` samples (stream ``keys [B]`` uint64, ``drawn`` values already
+    used), discs ``k = 0..K-1`` in turn (``radii [B,K]``, ``live [B,K]``) each take the first
+    of ``M`` candidates in their region (``regions [B,K,P]``, see :func:`_candidate`), drawn
+    only as far as needed, that keeps ``gap`` from the discs already there (``fixed
+    [B,F,3]``: ``x, y, radius``, radius < 0 for none) and from the live discs placed before
+    (``dx**2 + dy**2 >= (r + r' + gap)**2``); a live disc with no fit clears ``ok[b]``.
+    Writes centres to ``out [B,K,2]`` (0 for discs not live; the first candidate where none
+    fits)."""
+    B, K, F = radii.shape[0], radii.shape[1], fixed.shape[1]
     for b in range(B):
         for k in range(K):
+            out[b, k, 0] = 0.0
+            out[b, k, 1] = 0.0
             if not live[b, k]:
-                out[b, k, 0] = 0.0
-                out[b, k, 1] = 0.0
                 continue
+            r = radii[b, k]
             pick = -1
             for m in range(M):
-                cx, cy = cand[b, k, m, 0], cand[b, k, m, 1]
+                cx, cy = _candidate(kind, keys[b], drawn, K, M, k, m, regions[b, k], r)
                 fits = True
                 for j in range(F):
                     if fixed[b, j, 2] < 0.0:
                         continue
                     dx = cx - fixed[b, j, 0]
                     dy = cy - fixed[b, j, 1]
-                    need = radii[b, k] + fixed[b, j, 2] + gap
+                    need = r + fixed[b, j, 2] + gap
                     if not dx * dx + dy * dy >= need * need:
                         fits = False
                         break
@@ -82,14 +126,16 @@ def place_batch(cand: np.ndarray, radii: np.ndarray, live: np.ndarray, gap: floa
                         continue
                     dx = cx - out[b, j, 0]
                     dy = cy - out[b, j, 1]
-                    need = radii[b, k] + radii[b, j] + gap
+                    need = r + radii[b, j] + gap
                     if not dx * dx + dy * dy >= need * need:
                         fits = False
                 if fits:
                     pick = m
+                    out[b, k, 0] = cx
+                    out[b, k, 1] = cy
                     break
             if pick < 0:
                 ok[b] = False
-                pick = 0
-            out[b, k, 0] = cand[b, k, pick, 0]
-            out[b, k, 1] = cand[b, k, pick, 1]
+                cx, cy = _candidate(kind, keys[b], drawn, K, M, k, 0, regions[b, k], r)
+                out[b, k, 0] = cx
+                out[b, k, 1] = cy

@@ -8,13 +8,12 @@ import pytest
 import torch
 
 from engine.batch import SceneBatch
-from engine.batched import BatchRandom, batch_keys, scatter
+from engine.batched import BatchRandom, batch_keys, in_box, in_sector, place_once, scatter
 from engine.outputs import render_samples
 from engine.registry import get_task, list_tasks
 from engine.scene import Scene
 from engine.streams import _fit, _side_by_side, stream
 from engine.task import draw_together
-from kernels.clearance import place_batch
 
 BATCHED = [t for t in list_tasks() if get_task(t).batched]
 GROUPS: dict = {}                               # batch key -> its tasks (a group's tasks share one call)
@@ -107,29 +106,53 @@ def test_tasks_that_do_not_share_a_batch_key_are_refused_together():
         draw_together(0, [(get_task(next(t for t in list_tasks("elvis/*") if t not in BATCHED)), 0)])
 
 
-def test_placement_kernel_matches_a_plain_reference():
-    # the compiled first-fit against the same rule written out in numpy, disc by disc
-    rng = np.random.default_rng(5)
+@pytest.mark.parametrize("kind", ["box", "sector"])
+def test_placement_matches_a_plain_reference(kind):
+    # the compiled first-fit with proposals drawn on demand, against every proposal computed
+    # up front in numpy from the same stream and the same rule written out disc by disc
     B, K, M = 30, 9, 16
-    cand = rng.uniform(0, 1, (B, K, M, 2))
-    radii = rng.uniform(0.05, 0.25, (B, K))
-    live = rng.random((B, K)) < 0.8
-    out, ok = np.zeros((B, K, 2)), np.ones(B, bool)
-    fixed = np.concatenate([rng.uniform(0, 1, (B, 2, 2)), rng.uniform(-0.1, 0.2, (B, 2, 1))], -1)  # r < 0: none
-    place_batch(cand, radii, live, 0.01, out, ok, fixed)
+    gen = np.random.default_rng(5)
+    radii = gen.uniform(0.05, 0.2, (B, K)) * (1.0 if kind == "box" else 0.35)
+    live = gen.random((B, K)) < 0.8
+    fixed = np.concatenate([gen.uniform(0, 1, (B, 2, 2)), gen.uniform(-0.1, 0.2, (B, 2, 1))], -1)  # r < 0: none
+    keys = batch_keys(9, "placement", range(B))
+    if kind == "box":
+        region = in_box((0.1, 0.0, 0.9, 1.0))
+    else:
+        region = in_sector(0.5, 0.45, 0.05, np.linspace(0.3, 0.5, B), gen.uniform(0, 360, (B, K)), 150.0)
+    got, ok = place_once(BatchRandom(keys), radii, live, region, 0.01, M, fixed)
+    ref = BatchRandom(keys)
+    order = np.argsort(np.where(live, -radii, np.inf), axis=1, kind="stable")
+    rows = np.arange(B)[:, None]
+    r, p = radii[rows, order], region.params(B, K)[rows, order]
+    if kind == "box":
+        lo, hi = p[..., None, :2] + r[..., None, None], p[..., None, 2:] - r[..., None, None]
+        cand = lo + ref.random(K, M, 2) * (hi - lo)
+    else:
+        u1, u2 = ref.random(K, M), ref.random(K, M)
+        rr = r[..., None]
+        lo, hi = p[..., 2:3] + rr, np.maximum(p[..., 3:4] - rr, p[..., 2:3] + rr)
+        rho = np.sqrt(lo ** 2 + u1 * (hi ** 2 - lo ** 2))
+        pad = np.degrees(np.arcsin(np.clip(rr / np.maximum(rho, 1e-9), 0, 1)))
+        ang = np.radians(p[..., 4:5] + pad + u2 * np.maximum(p[..., 5:6] - 2 * pad, 0))
+        cand = np.stack([p[..., 0:1] + rho * np.cos(ang), p[..., 1:2] - rho * np.sin(ang)], -1)
     for b in range(B):
         placed, fine = [(f[:2], f[2]) for f in fixed[b] if f[2] >= 0], True
         for k in range(K):
-            if not live[b, k]:
-                assert (out[b, k] == 0).all()
+            slot = order[b, k]
+            if not live[b, slot]:
+                assert (got[b, slot] == 0).all()
                 continue
-            d = [np.hypot(*(cand[b, k] - p).T) >= r + radii[b, k] + 0.01 for p, r in placed]
+            d = [np.hypot(*(cand[b, k] - q).T) >= rq + r[b, k] + 0.01 for q, rq in placed]
             fits = np.logical_and.reduce(d) if d else np.ones(M, bool)
             fine &= bool(fits.any())
-            assert (out[b, k] == cand[b, k, int(np.argmax(fits))]).all()
-            placed.append((out[b, k], radii[b, k]))
+            np.testing.assert_allclose(got[b, slot], cand[b, k, int(np.argmax(fits))], rtol=0, atol=1e-12)
+            placed.append((got[b, slot], r[b, k]))
         assert ok[b] == fine
     assert 0 < ok.sum() < B                        # both outcomes were exercised
+    if kind == "box":                              # the same floats as the numpy expression
+        assert all((got[b, order[b, k]] == cand[b, k, :].reshape(-1, 2)).all(1).any()
+                   for b in range(B) for k in range(K) if live[b, order[b, k]] and ok[b])
 
 
 @pytest.mark.parametrize("pattern", ["shapes/count/*", "shapes/*", "elvis/symmetry/*"])  # all batched; mixed

@@ -15,15 +15,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.batched import BatchRandom, in_box, place_once
+from engine.batched import BatchRandom, Region, in_box, in_sector, place_once
 from engine.placement import PlacementError
 
+from . import geometry as geo
 from .attributes import BACKGROUND, NEAR, SIZES, SHAPES, colour_pool, far_from, named_colours
 from .factors import CATEGORIES
 from .layouts import CANONICAL_AXES, _NARROWEST
 
 ATTEMPTS = 80            # redraws of a failing sample, as the one-at-a-time layouts allow
-CANDIDATES = 48          # proposals per disc in one placement attempt
+CANDIDATES = 400         # proposals per disc in one placement attempt (drawn only as far as the first fit)
 CENTRE = 0.5
 
 
@@ -40,6 +41,7 @@ class Batch:
     quantity: np.ndarray
     principle: np.ndarray
     broken: dict
+    qualifier: np.ndarray
 
     def __len__(self) -> int:
         return len(self.groups)
@@ -47,7 +49,8 @@ class Batch:
     def take(self, rows: np.ndarray) -> "Batch":
         """The samples ``rows`` only."""
         return Batch(self.category, {p: m[rows] for p, m in self.mode.items()}, self.groups[rows],
-                     self.quantity[rows], self.principle[rows], {p: b[rows] for p, b in self.broken.items()})
+                     self.quantity[rows], self.principle[rows], {p: b[rows] for p, b in self.broken.items()},
+                     self.qualifier[rows])
 
 
 def broken_props(rng: BatchRandom, category: str, rel: list, attribute: np.ndarray) -> dict:
@@ -94,7 +97,7 @@ def unit_attributes(rng: BatchRandom, batch: Batch, n: np.ndarray, slots: int, b
 
 
 def attributes(rng: BatchRandom, batch: Batch, group: np.ndarray, live: np.ndarray, ng: np.ndarray, width: int,
-               per_group=(), cue: str | None = None, behind=(BACKGROUND,)) -> dict:
+               per_group=(), cue: str | None = None, behind=(BACKGROUND,), rule=None) -> dict:
     """Shape, colour and size of objects ``[B,K]`` (``live`` ones first, object ``k`` in
     group ``group[b,k] < ng[b] <= width``; ``width`` is the category's most groups, so that
     every sample draws alike), by the rules of :func:`scenes.elvis.attributes.assign`:
@@ -103,8 +106,9 @@ def attributes(rng: BatchRandom, batch: Batch, group: np.ndarray, live: np.ndarr
     non-empty set of groups values clearly not allowed; an irrelevant one takes one value
     per image; any other is drawn per group (``per_group``) or per object, with at least two
     different values. The ``cue`` property takes clearly different values per group (the
-    allowed ones when relevant). Colours stay visible on every colour ``behind``. Returns
-    ``{prop: [B,K]}`` names (object arrays)."""
+    allowed ones when relevant). Colours stay visible on every colour ``behind``. ``rule
+    [B,K]`` (default: all): the objects the rule speaks of; the others take any value of a
+    relevant property. Returns ``{prop: [B,K]}`` names (object arrays)."""
     B, K = live.shape
     G = width
     n = live.sum(1)
@@ -125,6 +129,9 @@ def attributes(rng: BatchRandom, batch: Batch, group: np.ndarray, live: np.ndarr
             cycle = np.arange(units) % len(ok) if grouped else _pick(u_unit, len(ok))
             vals[relevant] = np.broadcast_to(_index(pool, ok)[cycle], vals.shape)[relevant]
         vals[mode == "fixed"] = pool.index(ok[0]) if ok else 0
+        if rule is not None:                              # objects the rule does not speak of: any value
+            free = _pick(rng.random(K), len(pool))
+            vals = np.where(relevant[:, None] & ~rule, free, vals) if not grouped else vals
         hit = (u_hit < 0.5) & (np.arange(G)[None, :] < ng[:, None])              # the broken groups
         none = ~hit.any(1)
         hit[none, _pick(u_hit1, ng)[none]] = True
@@ -138,8 +145,8 @@ def attributes(rng: BatchRandom, batch: Batch, group: np.ndarray, live: np.ndarr
             slot = np.cumsum(hit, 1) - 1                                          # the k-th hit group takes new[k]
             vals = np.where(hit, np.take_along_axis(new, np.maximum(slot, 0), 1), vals)
         else:
-            vals = np.where((hit if grouped else np.take_along_axis(hit, group, 1)),
-                            _index(pool, bad)[_pick(u_bad, len(bad))] if bad else vals, vals)
+            where = hit if grouped else np.take_along_axis(hit, group, 1) & (True if rule is None else rule)
+            vals = np.where(where, _index(pool, bad)[_pick(u_bad, len(bad))] if bad else vals, vals)
         out[prop] = np.asarray(pool, dtype=object)[np.take_along_axis(vals, at, 1) if grouped else vals]
     return out
 
@@ -202,14 +209,15 @@ def group_sizes(rng: BatchRandom, batch: Batch, lo: np.ndarray, hi: np.ndarray, 
     ``lo..hi [B]``, following the ``count`` mode (as ``Context.group_sizes``): relevant,
     the middle of the range in every group, and where broken some groups another count
     (``max(2, lo - 1) .. hi + 1``) with at least one group kept; irrelevant, one count per
-    image; random, one per group, not all equal."""
+    image; random, one per group, not all equal; a category without a count property draws
+    one per group freely."""
     B = len(batch)
     G = batch.groups
     used = np.arange(width)[None, :] < G[:, None]
     per_group = rng.integers(lo, hi + 1, width)
     one = rng.integers(lo, hi + 1)
     u_hit, u_hit1, u_other = rng.random(width), rng.random(), rng.random(width)
-    mode = batch.mode.get("count", np.full(B, "random"))
+    mode = batch.mode.get("count", np.full(B, "free"))
     sizes = per_group.copy()
     same = ((sizes == sizes[:, :1]) | ~used).all(1) & (mode == "random")
     sizes[same, 0] = np.where(sizes[same, 0] != lo[same], lo[same], hi[same])
@@ -241,25 +249,10 @@ def radii_of(sizes: np.ndarray, shapes: np.ndarray, base: np.ndarray) -> np.ndar
 
 # ---------------------------------------------------------------- geometry
 
-def in_wedge(a0: np.ndarray, width: np.ndarray, inner: float, outer: float):
-    """Proposer for :func:`engine.batched.place_once`: ``m`` centres per disc of radius
-    ``r [B,K]`` kept inside the annular sector ``inner..outer`` around the canvas centre and
-    angles ``a0 .. a0 + width`` (degrees, counter-clockwise on screen; ``[B]`` each, or
-    ``[B,K]`` per slot), the radius drawn for an even spread over the area: ``[B,K,m,2]``."""
-    def propose(rng: BatchRandom, r: np.ndarray, m: int, order=None) -> np.ndarray:
-        lo_a, span = (np.asarray(v, np.float64) for v in (a0, width))
-        if lo_a.ndim == 2:                                     # per slot: in the placement order
-            lo_a = np.take_along_axis(lo_a, order, 1)[:, :, None]
-        else:
-            lo_a = lo_a.reshape(-1, 1, 1)
-        span = np.take_along_axis(span, order, 1)[:, :, None] if span.ndim == 2 else span.reshape(-1, 1, 1)
-        r = r[:, :, None]
-        lo, hi = inner + r, np.maximum(outer - r, inner + r)
-        rho = np.sqrt(lo ** 2 + rng.random(r.shape[1], m) * (hi ** 2 - lo ** 2))
-        pad = np.degrees(np.arcsin(np.clip(r / np.maximum(rho, 1e-9), 0, 1)))
-        ang = np.radians(lo_a + pad + rng.random(r.shape[1], m) * np.maximum(span - 2 * pad, 0))
-        return np.stack([CENTRE + rho * np.cos(ang), CENTRE - rho * np.sin(ang)], -1)
-    return propose
+def in_wedge(a0, width, inner: float, outer: float) -> Region:
+    """Centres inside the annular sector ``inner .. outer`` around the canvas centre between
+    angles ``a0`` and ``a0 + width`` (degrees; numbers, ``[B]`` or ``[B,K]``)."""
+    return in_sector(CENTRE, CENTRE, inner, outer, a0, width)
 
 
 def turned(points: np.ndarray, degrees: np.ndarray) -> np.ndarray:
@@ -561,6 +554,317 @@ def _fixed_number_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray
     got = {"valid": live[:, None], "center": centres[:, None], "rotation": np.zeros((B, 1, K)),
            "radius": r[:, None], **{p: v[:, None] for p, v in a.items()}, "rgb": rgb[:, None],
            "group": group[:, None], "colour_groups": k}
+    return got, ok
+
+
+# ---------------------------------------------------------------- proximity
+
+PROX_COUNTS = {"s": (2, 3), "m": (4, 5), "l": (6, 8), "xl": (9, 12)}
+PROX_BASE = {"s": 0.04, "m": 0.034, "l": 0.028, "xl": 0.024}
+PROX_GROUPS = 5              # clusters: the rule's 2-4, or one more in a principle negative
+PER_CLUSTER = max(hi for _, hi in PROX_COUNTS.values()) + 1
+PLACE_TRIES = 6              # placements tried with the same objects before new ones are drawn
+GAP_IN, GAP_OUT = 0.008, 0.1
+
+
+def in_discs(centre: np.ndarray, radius: np.ndarray) -> Region:
+    """Centres keeping a disc inside the disc of its slot (``centre [B,K,2]``, ``radius
+    [B,K]``), at least its own radius from the middle (as :func:`scenes.elvis.geometry.in_disc`)."""
+    return in_sector(centre[..., 0], centre[..., 1], 0.0, radius)
+
+
+def mst_margins(points: np.ndarray, live: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """:func:`scenes.elvis.geometry.mst_margin` of each sample's live ``points [B,K,2]``
+    into ``k [B]`` clusters: ``[B]``."""
+    out = np.zeros(len(points))
+    for b in range(len(points)):
+        out[b] = geo.mst_margin(points[b][live[b]], int(k[b]))
+    return out
+
+
+def dealt(rng: BatchRandom, live: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Each live object's part ``[B,K]`` when a random order of them is split into ``k [B]``
+    near-equal parts (the first ones one longer, as ``np.array_split``)."""
+    n = live.sum(1)
+    position = np.argsort(np.argsort(np.where(live, rng.random(live.shape[1]), 2.0), 1, kind="stable"), 1,
+                          kind="stable")
+    q, rem = n // np.maximum(k, 1), n % np.maximum(k, 1)
+    big = rem * (q + 1)
+    part = np.where(position < big[:, None], position // (q + 1)[:, None],
+                    rem[:, None] + (position - big[:, None]) // np.maximum(q, 1)[:, None])
+    return np.where(live, part, 0)
+
+
+def other_count(rng: BatchRandom, G: np.ndarray, low: int, high: np.ndarray) -> np.ndarray:
+    """``G - 1`` or ``G + 1`` (evenly where both lie in ``low .. high``), per sample."""
+    fewer, more = (G - 1 >= low) & (G - 1 <= high), (G + 1 >= low) & (G + 1 <= high)
+    u = rng.random()
+    return np.where(fewer & more, np.where(u < 0.5, G - 1, G + 1), np.where(fewer, G - 1, G + 1))
+
+
+def clustered(rng: BatchRandom, batch: Batch, r: np.ndarray, live: np.ndarray, group: np.ndarray) -> tuple:
+    """Centres ``[B,K,2]`` of objects (``r``, ``live``, rule groups ``group``) packed into
+    separated clusters: the rule's groups when the principle holds, else the same objects
+    dealt into one cluster more or one fewer (``2 .. min(5, n)``) whose clusters must not
+    read as the rule's. Placement is tried :data:`PLACE_TRIES` times with the same objects.
+    Returns ``(centres, clusters [B], ok [B])``."""
+    B, K = r.shape
+    G, n = batch.groups, live.sum(1)
+    k = np.where(batch.principle, G, other_count(rng, G, 2, np.minimum(5, n)))
+    member = np.where(batch.principle[:, None], group, dealt(rng, live, k))
+    rng.drawn += 1
+    centres, ok = np.zeros((B, K, 2)), np.zeros(B, bool)
+    todo = np.arange(B)
+    for attempt in range(PLACE_TRIES):
+        sub = rng.take(todo).fork(attempt)
+        got, fine = _clusters_once(sub, r[todo], live[todo], member[todo], k[todo])
+        margin = mst_margins(got, live[todo], k[todo])
+        rule = mst_margins(got, live[todo], G[todo])
+        fine &= (margin >= 1.8) & (batch.principle[todo] | (rule < 1.5))
+        centres[todo[fine]], ok[todo[fine]] = got[fine], True
+        todo = todo[~fine]
+        if not len(todo):
+            break
+    return centres, k, ok
+
+
+def _clusters_once(rng: BatchRandom, r: np.ndarray, live: np.ndarray, member: np.ndarray, k: np.ndarray) -> tuple:
+    """One placement of :func:`clustered`: cluster discs anywhere in the canvas, ``GAP_OUT``
+    apart, each as large as its objects packed at a cluster's density (and able to hold
+    its largest one anywhere), then the objects inside them. Returns ``(centres, ok)``."""
+    B, K = r.shape
+    inside = (member[:, :, None] == np.arange(PROX_GROUPS)[None, None, :]) & live[:, :, None]    # [B,K,C]
+    packed = np.sqrt((((r + GAP_IN) ** 2)[:, :, None] * inside).sum(1) / 0.42)
+    room = 2 * np.where(inside, r[:, :, None], 0.0).max(1) + 0.004
+    cr = np.maximum(packed, room)
+    used = np.arange(PROX_GROUPS)[None, :] < k[:, None]
+    hubs, ok = place_once(rng, cr, used, in_box((0.01, 0.01, 0.99, 0.99)), GAP_OUT, CANDIDATES)
+    rows = np.arange(B)[:, None]
+    centres, fits = place_once(rng, r, live, in_discs(hubs[rows, member], cr[rows, member]), GAP_IN, CANDIDATES)
+    return centres, ok & fits
+
+
+def fixed_props(rng: BatchRandom, batch: Batch) -> dict:
+    """Groups of nearby objects whose shapes, colours and sizes follow the task's modes."""
+    return redrawn(rng, batch, functools.partial(_proximity_once, first_rule=False))
+
+
+def red_triangle(rng: BatchRandom, batch: Batch) -> dict:
+    """Groups of nearby objects; a group's first object carries the rule (every marked
+    group's, all of them or at least one by the task's qualifier)."""
+    return redrawn(rng, batch, functools.partial(_proximity_once, first_rule=True))
+
+
+def _proximity_once(rng: BatchRandom, batch: Batch, first_rule: bool) -> tuple[dict, np.ndarray]:
+    """One draw of the proximity categories: ``G`` groups (2-12 objects each by quantity
+    class) placed as :func:`clustered`. With ``first_rule`` (red_triangle) only each marked
+    group's first object follows the relevant properties (every group's, or with the
+    ``exist`` qualifier a random 1..G-1 of them); an attribute negative of ``exist`` breaks one
+    relevant property of every group's first object, and no object outside the rule matches
+    every relevant value by chance. Slots ``[B, 1, K]``: the objects in group order."""
+    B, K, G = len(batch), 4 * PER_CLUSTER, batch.groups
+    lo = np.array([PROX_COUNTS[q][0] for q in batch.quantity])
+    hi = np.array([PROX_COUNTS[q][1] for q in batch.quantity])
+    sizes = group_sizes(rng, batch, lo, hi, 4)
+    n = sizes.sum(1)
+    live = np.arange(K)[None, :] < n[:, None]
+    starts = np.cumsum(sizes, 1) - sizes
+    group = np.minimum((np.arange(K)[None, :, None] >= np.cumsum(sizes, 1)[:, None, :]).sum(2), 3)
+    rule = None
+    cat = CATEGORIES[batch.category]
+    attr_neg = np.zeros(B, bool)
+    for p in cat.props:
+        attr_neg |= batch.broken.get(p, np.zeros(B, bool))
+    if first_rule:
+        first = (np.arange(K)[None, :] == np.take_along_axis(starts, group, 1)) & live
+        exist = np.array([q == "exist" for q in batch.qualifier])
+        marks = rng.integers(1, np.maximum(G, 2))                       # how many groups an ``exist`` task marks
+        keys = np.where(np.arange(4)[None, :] < G[:, None], rng.random(4), 2.0)     # a random order of the groups
+        ranked = np.argsort(np.argsort(keys, 1, kind="stable"), 1, kind="stable")
+        marked = np.where((exist & ~attr_neg)[:, None], ranked < marks[:, None], True)
+        rule = first & np.take_along_axis(marked, group, 1)
+    a = attributes(rng, batch, group, live, G, 4, rule=rule)
+    if first_rule:
+        a = _break_first(rng, batch, a, first, exist & attr_neg)
+        a = _no_stray_match(rng, batch, a, live & ~rule)
+    r = radii_of(a["size"], a["shape"], np.array([PROX_BASE[q] for q in batch.quantity]))
+    centres, clusters, ok = clustered(rng, batch, r, live, group)
+    got = {"valid": live[:, None], "center": centres[:, None], "rotation": np.zeros((B, 1, K)),
+           "radius": r[:, None], **{p: v[:, None] for p, v in a.items()}, "group": group[:, None],
+           "clusters": clusters}
+    if first_rule:                                        # each group's first object, by index
+        got["lists"] = {"first_objects": np.where(np.arange(4)[None, :] < G[:, None], starts, -1)}
+    return got, ok
+
+
+def _rel_values(batch: Batch) -> dict:
+    """Per property of the category: ``(pool, ok, bad)`` on the plain background."""
+    allowed = CATEGORIES[batch.category].values
+    return {p: _values(p, tuple(allowed.get(p) or ()), (BACKGROUND,)) for p in ("shape", "color", "size")}
+
+
+def _relevant(batch: Batch) -> list[str]:
+    return [p for p in ("shape", "color", "size") if p in batch.mode]
+
+
+def _break_first(rng: BatchRandom, batch: Batch, a: dict, first: np.ndarray, rows: np.ndarray) -> dict:
+    """In samples ``rows``, every first object gets one relevant property (at random) a value
+    clearly not allowed, so that no group keeps a matching object."""
+    return _set_bad(rng, batch, a, first & rows[:, None])
+
+
+def _no_stray_match(rng: BatchRandom, batch: Batch, a: dict, others: np.ndarray) -> dict:
+    """Objects ``others`` that match every relevant value by chance get one relevant property
+    (at random) a value clearly not allowed."""
+    vals = _rel_values(batch)
+    match = others.copy()
+    for p in _relevant(batch):
+        rel = batch.mode[p] == "relevant"
+        match &= ~rel[:, None] | np.isin(a[p], np.asarray(vals[p][1], dtype=object))
+    match &= np.stack([batch.mode[p] == "relevant" for p in _relevant(batch)], 1).any(1)[:, None]
+    return _set_bad(rng, batch, a, match)
+
+
+def _set_bad(rng: BatchRandom, batch: Batch, a: dict, where: np.ndarray) -> dict:
+    """Objects ``where [B,K]``: one of their sample's relevant properties, drawn per object,
+    takes a value clearly not allowed (drawn per object)."""
+    B, K = where.shape
+    vals = _rel_values(batch)
+    props = _relevant(batch)
+    rel = np.stack([batch.mode[p] == "relevant" for p in props], 1)               # [B,P]
+    u_prop, u_val = rng.random(K), rng.random(K)
+    nrel = rel.sum(1)
+    which = _pick(u_prop, np.maximum(nrel, 1)[:, None])                           # the k-th relevant property
+    rank = np.cumsum(rel, 1) - 1
+    out = {p: v.copy() for p, v in a.items()}
+    for j, p in enumerate(props):
+        hit = where & (rel[:, j] & (rank[:, j] >= 0))[:, None] & (which == rank[:, j][:, None])
+        bad = vals[p][2]
+        out[p][hit] = np.asarray(bad, dtype=object)[_pick(u_val, len(bad))][hit]
+    return out
+
+
+# ---------------------------------------------------------------- proximity: circle features, grid
+
+DISC = (47, 79, 79)           # the background disc of circle_features
+CIRCLE_COUNTS = {"s": (2, 3), "m": (4, 5), "l": (6, 7), "xl": (8, 10)}
+CIRCLE_BASE = {"s": 0.032, "m": 0.028, "l": 0.025, "xl": 0.022}
+RING_GROUP = 0.14            # a group on the ring packs into a disc at most this wide (radius)
+ARCS = 5                     # groups on the ring: the rule's 2-4, or one more in a principle negative
+PER_ARC = max(hi for _, hi in CIRCLE_COUNTS.values())
+
+
+def circle_features(rng: BatchRandom, batch: Batch) -> dict:
+    """Groups on a ring over a large backdrop disc (see :func:`_circle_features_once`)."""
+    out = redrawn(rng, batch, _circle_features_once)
+    B = len(batch)
+    return {**out, "under": {"center": np.full((B, 2), CENTRE), "radius": np.full(B, 0.46),
+                             "rgb": np.broadcast_to(np.array(DISC), (B, 3)).copy()}}
+
+
+def _packed_radius(r: np.ndarray, inside: np.ndarray, gap: float = GAP_IN) -> np.ndarray:
+    """``[B,C]``: the radius of the disc each set ``inside [B,K,C]`` of discs ``r [B,K]``
+    fills at a cluster's density."""
+    return np.sqrt((((r + gap) ** 2)[:, :, None] * inside).sum(1) / 0.42)
+
+
+def _circle_features_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray]:
+    """One draw of :func:`circle_features`: ``G`` groups of objects (colours visible on the
+    disc), each packed into a small disc at equal angles on a ring of radius 0.27; a
+    principle negative deals the same objects into one arc more or fewer, packed as densely
+    as the rule's groups would be, so that the arcs do not read as the rule's."""
+    B, K, G = len(batch), 4 * PER_ARC, batch.groups
+    lo = np.array([CIRCLE_COUNTS[q][0] for q in batch.quantity])
+    hi = np.array([CIRCLE_COUNTS[q][1] for q in batch.quantity])
+    sizes = group_sizes(rng, batch, lo, hi, 4)
+    n = sizes.sum(1)
+    live = np.arange(K)[None, :] < n[:, None]
+    group = np.minimum((np.arange(K)[None, :, None] >= np.cumsum(sizes, 1)[:, None, :]).sum(2), 3)
+    a = attributes(rng, batch, group, live, G, 4, behind=(BACKGROUND, DISC))
+    r = radii_of(a["size"], a["shape"], np.array([CIRCLE_BASE[q] for q in batch.quantity]))
+    arcs = np.where(batch.principle, G, other_count(rng, G, 2, np.full(B, 5)))
+    member = np.where(batch.principle[:, None], group, dealt(rng, live, arcs))
+    own = (group[:, :, None] == np.arange(4)[None, None, :]) & live[:, :, None]
+    mine = (member[:, :, None] == np.arange(ARCS)[None, None, :]) & live[:, :, None]
+    rule_used = np.arange(4)[None, :] < G[:, None]
+    dense = np.where(batch.principle, 1.0,
+                     (np.minimum(1.0, RING_GROUP / np.maximum(_packed_radius(r, own), 1e-12)) * rule_used).sum(1)
+                     / G)
+    room = 2 * np.where(mine, r[:, :, None], 0.0).max(1) + 0.004
+    cr = np.maximum(np.minimum(dense[:, None] * _packed_radius(r, mine), RING_GROUP), room)       # [B,ARCS]
+    a0 = rng.random() * 360
+    ang = np.radians(a0[:, None] + 360.0 * np.arange(ARCS)[None, :] / arcs[:, None])
+    hub = np.stack([CENTRE + 0.27 * np.cos(ang), CENTRE - 0.27 * np.sin(ang)], -1)
+    rows = np.arange(B)[:, None]
+    centres, ok = place_once(rng, r, live, in_discs(hub[rows, member], cr[rows, member]), GAP_IN, CANDIDATES)
+    ok &= (arcs <= 1) | (mst_margins(centres, live, arcs) >= 1.8)
+    ok &= batch.principle | (mst_margins(centres, live, G) < 1.5)
+    got = {"valid": live[:, None], "center": centres[:, None], "rotation": np.zeros((B, 1, K)),
+           "radius": r[:, None], **{p: v[:, None] for p, v in a.items()}, "group": group[:, None], "clusters": arcs}
+    return got, ok
+
+
+GRID_SIDE = {"s": 5, "m": 6, "l": 8, "xl": 10}
+CELLS = max(GRID_SIDE.values()) ** 2
+
+
+def grid(rng: BatchRandom, batch: Batch) -> dict:
+    """A grid with one interior row and one interior column left empty (see :func:`_grid_once`)."""
+    return redrawn(rng, batch, _grid_once)
+
+
+def _grid_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray]:
+    """One draw of :func:`grid`: a ``k x k`` grid (by quantity class) with an empty interior
+    row and column making four blocks (the groups); a principle negative bridges the empty
+    row or column with 1-2 objects on one side of the crossing and empties as many other
+    cells, so that the count stays and the blocks join. Slots ``[B, 1, CELLS]``: the kept
+    cells in reading order."""
+    B = len(batch)
+    k = np.array([GRID_SIDE[q] for q in batch.quantity])
+    step = 0.86 / k
+    row, col = rng.integers(1, k - 1), rng.integers(1, k - 1)
+    cell = np.arange(CELLS)[None, :]
+    i, j = cell // k[:, None], cell % k[:, None]
+    inside = cell < (k * k)[:, None]
+    holes = inside & ((i == row[:, None]) | (j == col[:, None]))
+    along_row = rng.random() < 0.5
+    side_coin, u_n, u_start, u_free = rng.random(), rng.random(), rng.random(), rng.random(CELLS)
+    cross = np.where(along_row, col, row)
+    t = np.arange(max(GRID_SIDE.values()))[None, :]
+    on_line = t < k[:, None]
+    side = on_line & np.where((side_coin < 0.5)[:, None], t > cross[:, None], t < cross[:, None])
+    side = np.where(side.any(1)[:, None], side, on_line & (t != cross[:, None]))
+    m = side.sum(1)
+    nb = np.minimum(m, 1 + (u_n * 2).astype(np.int64))
+    start = _pick(u_start, m - nb + 1)
+    rank = np.cumsum(side, 1) - 1
+    span = side & (rank >= start[:, None]) & (rank < (start + nb)[:, None])          # the bridge, along the line
+    line_i, line_j = np.where(along_row[:, None], row[:, None], t), np.where(along_row[:, None], t, col[:, None])
+    bridge = np.zeros_like(holes)
+    bb, tt = np.nonzero(span)
+    bridge[bb, line_i[bb, tt] * k[bb] + line_j[bb, tt]] = True
+    free = inside & ~holes
+    order = np.argsort(np.where(free, u_free, 2.0), 1, kind="stable")
+    moved = np.zeros_like(holes)
+    took = np.arange(CELLS)[None, :] < nb[:, None]
+    np.put_along_axis(moved, order, took, 1)
+    moved &= free
+    neg = ~batch.principle
+    holes = np.where(neg[:, None], (holes & ~bridge) | moved, holes)
+    keep = inside & ~holes
+    n = keep.sum(1)
+    order = np.argsort(~keep, 1, kind="stable")                                  # kept cells first, in reading order
+    ki, kj = np.take_along_axis(i, order, 1), np.take_along_axis(j, order, 1)
+    live = np.arange(CELLS)[None, :] < n[:, None]
+    group = np.where(live, (ki > row[:, None]) * 2 + (kj > col[:, None]), 0)
+    a = attributes(rng, batch, group, live, np.full(B, 4), 4)
+    r = radii_of(a["size"], a["shape"], 0.24 * step)
+    centres = np.stack([0.07 + (kj + 0.5) * step[:, None], 0.07 + (ki + 0.5) * step[:, None]], -1)
+    margin = mst_margins(centres, live, np.full(B, 4))
+    ok = np.where(batch.principle, margin >= 1.8, margin < 1.5)
+    got = {"valid": live[:, None], "center": centres[:, None], "rotation": np.zeros((B, 1, CELLS)),
+           "radius": r[:, None], **{p: v[:, None] for p, v in a.items()}, "group": group[:, None],
+           "grid": k, "empty_row": row, "empty_col": col}
     return got, ok
 
 

@@ -23,7 +23,6 @@ from . import geometry as geo
 from .attributes import BACKGROUND, SIZES, assign, far_from, named_colours, pick, pool_of
 from .factors import CATEGORIES, Factors
 
-DISC = (47, 79, 79)           # the background disc of circle_features
 CANONICAL_AXES = (0, 45, 90, 135)
 MIN_DIAMETER = 4.5 / 224          # no object smaller than 4.5 px at 224 px
 
@@ -231,114 +230,10 @@ def _grouped_once(ctx: Context, radii, groups, n_groups) -> tuple[np.ndarray, in
     return c, k
 
 
-PROX_COUNTS = {"s": (2, 3), "m": (4, 5), "l": (6, 8), "xl": (9, 12)}
-PROX_BASE = {"s": 0.04, "m": 0.034, "l": 0.028, "xl": 0.024}
+# red_triangle and fixed_props are drawn a batch at a time (:mod:`.batched`)
 
 
-def red_triangle(ctx: Context) -> Layout:
-    f, rng = ctx.f, ctx.rng
-    sizes = ctx.group_sizes(f.groups, *PROX_COUNTS[f.quantity])
-    groups = _flat(sizes)
-    first = [groups.index(g) for g in range(f.groups)]
-    attr_neg = bool(ctx.broken)
-    if f.qualifier == "exist" and not attr_neg:
-        k = int(rng.integers(1, f.groups))
-        marked = set(rng.permutation(f.groups)[:k].tolist())
-    else:
-        marked = set(range(f.groups))
-    rule = [i in first and groups[i] in marked for i in range(len(groups))]
-    a = ctx.attributes(groups, rule=rule)
-    if attr_neg and f.qualifier == "exist":     # no group may keep a matching object
-        bad = {p: far_from(pool_of(p, (BACKGROUND,)), ctx.allowed[p], p) for p in f.rel}
-        for i in first:
-            p = pick(rng, list(f.rel))
-            a[p][i] = pick(rng, bad[p])
-    _no_stray_match(ctx, a, rule)
-    obj = dict(shape=a["shape"], color=a["color"], size=a["size"], radius=_radii(a["size"], PROX_BASE[f.quantity], a["shape"]))
-    c, clusters = _grouped(ctx, obj["radius"], groups, f.groups)
-    info = {"first_objects": first, "clusters": clusters}
-    return Layout(**obj, centers=c, groups=groups, info=info)
-
-
-def _no_stray_match(ctx: Context, a: dict, rule) -> None:
-    """Objects the rule does not speak of must not match every relevant value by chance."""
-    rel = ctx.f.rel
-    for i, r in enumerate(rule):
-        if not r and all(a[p][i] in ctx.allowed[p] for p in rel):
-            p = pick(ctx.rng, list(rel))
-            a[p][i] = pick(ctx.rng, far_from(pool_of(p, (BACKGROUND,)), ctx.allowed[p], p))
-
-
-def fixed_props(ctx: Context) -> Layout:
-    f = ctx.f
-    sizes = ctx.group_sizes(f.groups, *PROX_COUNTS[f.quantity])
-    groups = _flat(sizes)
-    obj = _objects(ctx, groups, PROX_BASE[f.quantity])
-    c, clusters = _grouped(ctx, obj["radius"], groups, f.groups)
-    return Layout(**obj, centers=c, groups=groups, info={"clusters": clusters})
-
-
-GRID_SIDE = {"s": 5, "m": 6, "l": 8, "xl": 10}
-
-
-def grid(ctx: Context) -> Layout:
-    f, rng = ctx.f, ctx.rng
-    k = GRID_SIDE[f.quantity]
-    step = 0.86 / k
-    row, col = int(rng.integers(1, k - 1)), int(rng.integers(1, k - 1))
-    holes = {(row, j) for j in range(k)} | {(i, col) for i in range(k)}
-    if not ctx.principle:                   # a bridge of 1-2 cells fills the empty row or column; as many holes elsewhere
-        along_row = rng.random() < 0.5
-        cross = col if along_row else row
-        side = [t for t in range(k) if (t > cross if rng.random() < 0.5 else t < cross)] or \
-            [t for t in range(k) if t != cross]
-        n = min(len(side), int(rng.integers(1, 3)))
-        start = int(rng.integers(0, len(side) - n + 1))
-        bridge = {((row, t) if along_row else (t, col)) for t in side[start:start + n]}
-        free = [(i, j) for i in range(k) for j in range(k) if (i, j) not in holes]
-        moved = [free[int(t)] for t in rng.permutation(len(free))[:n]]
-        holes = (holes - bridge) | set(moved)
-    keep = [(i, j) for i in range(k) for j in range(k) if (i, j) not in holes]
-    groups = [(i > row) * 2 + (j > col) for i, j in keep]
-    obj = _objects(ctx, groups, 0.24 * step)
-    c = np.array([(0.07 + (j + 0.5) * step, 0.07 + (i + 0.5) * step) for i, j in keep])
-    _check_grouping(ctx, c, 4)
-    return Layout(**obj, centers=c, groups=groups, info={"grid": k, "empty_row": row, "empty_col": col})
-
-
-CIRCLE_COUNTS = {"s": (2, 3), "m": (4, 5), "l": (6, 7), "xl": (8, 10)}
-CIRCLE_BASE = {"s": 0.032, "m": 0.028, "l": 0.025, "xl": 0.022}
-RING_GROUP = 0.14            # a group on the ring packs into a disc at most this wide (radius)
-
-
-def circle_features(ctx: Context) -> Layout:
-    f, rng = ctx.f, ctx.rng
-    sizes = ctx.group_sizes(f.groups, *CIRCLE_COUNTS[f.quantity])
-    groups = _flat(sizes)
-    obj = _objects(ctx, groups, CIRCLE_BASE[f.quantity], behind=(BACKGROUND, DISC))
-    # regroup the same objects into one arc more or fewer when the principle is broken
-    clusters = f.groups if ctx.principle else pick(rng, [k for k in (f.groups - 1, f.groups + 1) if 2 <= k <= 5])
-    r = obj["radius"]
-    ga = np.asarray(groups)
-    own = [np.nonzero(ga == g)[0] for g in range(f.groups)]
-    member = own if ctx.principle else np.array_split(rng.permutation(len(groups)), clusters)
-    # packed as densely as the rule's groups would be (a capped group packs closer), so that
-    # how close the objects sit does not tell how many arcs there are
-    dense = 1.0 if ctx.principle else float(np.mean([min(1.0, RING_GROUP / _packed(r[ix])) for ix in own]))
-    a0 = rng.uniform(0, 360)
-    c = np.zeros((len(groups), 2))
-    for k, ix in enumerate(member):
-        ang = math.radians(a0 + 360.0 * k / clusters)
-        cc = (0.5 + 0.27 * math.cos(ang), 0.5 - 0.27 * math.sin(ang))
-        cr = max(min(dense * _packed(r[ix]), RING_GROUP), _room(r[ix]))
-        c[ix] = geo.place(rng, r[ix], geo.in_disc(cc[0], cc[1], cr), 0.008)
-    if clusters > 1 and geo.mst_margin(c, clusters) < 1.8:
-        raise PlacementError("ring groups not separated")
-    if not ctx.principle and geo.mst_margin(c, f.groups) >= 1.5:
-        raise PlacementError("the regrouped arcs still look like the rule's")
-    return Layout(**obj, centers=c, groups=groups, behind=[{"kind": "disc", "center": [0.5, 0.5], "radius": 0.46,
-                                                            "rgb": list(DISC)}],
-                  info={"clusters": clusters})
+# grid and circle_features are drawn a batch at a time (:mod:`.batched`)
 
 
 # ---------------------------------------------------------------- similarity
@@ -936,5 +831,5 @@ def overlap_splines(ctx: Context) -> Layout:
 
 # ---------------------------------------------------------------- symmetry
 
-# the categories drawn a batch at a time (fixed_number, palette, radial and axis symmetry) are in :mod:`.batched`
+# the categories drawn a batch at a time (proximity, fixed_number, palette, symmetry) are in :mod:`.batched`
 LAYOUTS = {name: globals()[name] for name in CATEGORIES if name in globals()}

@@ -203,7 +203,8 @@ def _about(category, **_) -> str:
 
 
 BATCHED = {name: getattr(batched, name) for name in ("radial_symmetry", "axis_symmetry", "axis_symmetry_with_bkg",
-                                                    "palette", "fixed_number")}
+                                                    "palette", "fixed_number", "red_triangle", "fixed_props",
+                                                    "circle_features", "grid")}
 # ^ the categories drawn a batch at a time
 
 
@@ -254,7 +255,8 @@ def sample_elvis_batch(rng: BatchRandom, index: np.ndarray, category: list, rel:
     fs = [Factors(cat, tuple(r), tuple(i), g, q, ql) for r, i, g, q, ql in zip(rel, irr, groups, quantity, qualifier)]
     broken = batched.broken_props(rng, cat, rel, np.array([k == "attribute" for k in kinds]))
     factors = batched.Batch(cat, {p: np.array([f.mode(p) for f in fs]) for p in CATEGORIES[cat].props},
-                            np.array(groups), np.array(quantity), np.array([k != "principle" for k in kinds]), broken)
+                            np.array(groups), np.array(quantity), np.array([k != "principle" for k in kinds]), broken,
+                            np.array(qualifier))
     return _columns(fs, kinds, broken, BATCHED[cat](rng, factors))
 
 
@@ -277,7 +279,7 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
     rgb = flat(lay["rgb"], (3,)) if "rgb" in lay else batched.named_rgb(colour)
     extra = {k: flat(v) for k, v in lay.get("extra", {}).items()}
     structure = [k for k, v in lay.items() if not isinstance(v, dict) and v.ndim == 1]
-    constants = lay.get("constants", {})
+    constants, lists = lay.get("constants", {}), lay.get("lists", {})
     under = lay.get("under")
     first = 0 if under is None else 1                       # the backdrop disc takes slot 0
 
@@ -290,7 +292,8 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
                    for k in range(int(valid[b].sum()))]
         behind = [] if under is None else [{"kind": "disc", "center": under["center"][b].tolist(),
                                             "radius": float(under["radius"][b]), "rgb": under["rgb"][b].tolist()}]
-        info = {**constants, **{k: lay[k][b].item() for k in structure}}
+        info = {**constants, **{k: [int(v) for v in a[b] if v >= 0] for k, a in lists.items()},
+                **{k: lay[k][b].item() for k in structure}}
         return record(fs[b], kinds[b], broken_of(b), objects, behind, [], info)[0]
 
     def broken_of(b: int) -> tuple:
