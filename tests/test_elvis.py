@@ -310,7 +310,7 @@ def test_principle_negatives_are_near_misses_in_their_pixels(category):
     col = {n: i for i, n in enumerate(PIXEL_FEATURES)}
     stats = {None: [], "principle": []}
     for tid in _spread(category, 6):
-        samples = [s for s in get_task(tid).samples(0, range(24)) if s.meta["negative"] in stats]
+        samples = [s for s in get_task(tid).samples(0, range(48)) if s.meta["negative"] in stats]
         for s, ims in zip(samples, render_samples(samples, 224)):
             f = pixel_features(ims[0])
             stats[s.meta["negative"]].append((f[col["blobs"]], f[col["blob_nn"]], f[col["blob_spread"]]))

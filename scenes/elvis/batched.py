@@ -868,6 +868,216 @@ def _grid_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray]:
     return got, ok
 
 
+# ---------------------------------------------------------------- closure: big outlines
+
+OUTLINE_COUNTS = {"s": (5, 7), "m": (8, 10), "l": (10, 12), "xl": (13, 15)}
+BIG_RADIUS = {1: 0.36, 2: 0.2, 3: 0.18, 4: 0.165}
+FIGURES = max(BIG_RADIUS)
+PER_FIGURE = max(hi for _, hi in OUTLINE_COUNTS.values())
+JITTER = (0.08, 0.04, 0.02, 0.0)          # figure-slot jitter tried, largest first
+
+
+@functools.lru_cache(maxsize=None)
+def _outline_table(kind: str, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Where :func:`scenes.elvis.geometry.outline` puts its ``n`` points on a ``kind``:
+    ``(side, t, angle)`` ``[n]`` each, point ``p`` at ``a * (1 - t) + b * t`` between corners
+    ``side`` and ``side + 1``; a circle's points at ``angle`` degrees from the rotation."""
+    if kind == "circle":
+        return np.zeros(n, np.int64), np.zeros(n), 360.0 * np.arange(n) / n
+    sides = {"triangle": 3, "square": 4}[kind]
+    extra = n - sides
+    side, t = [], []
+    for i in range(sides):
+        per = extra // sides + (1 if i < extra % sides else 0)
+        side += [i] * (per + 1)
+        t += [0.0] + [(j + 1) / (per + 1) for j in range(per)]
+    return np.array(side), np.array(t), np.zeros(n)
+
+
+def outlines(kind: str, centre: np.ndarray, radius: np.ndarray, rotation: np.ndarray, n: np.ndarray,
+             slots: int) -> np.ndarray:
+    """``[B,G,slots,2]``: the first ``n[b]`` points of :func:`scenes.elvis.geometry.outline`
+    on each figure (``centre [B,G,2]``, ``radius`` and ``rotation [B,G]``), zeros after."""
+    B, G = radius.shape
+    side, t, angle = (np.zeros((B, slots)) for _ in range(3))
+    for m in np.unique(n):
+        rows = n == m
+        a, b, c = _outline_table(kind, int(m))
+        side[rows, :m], t[rows, :m], angle[rows, :m] = a, b, c
+    side = side.astype(np.int64)
+    cx, cy = centre[..., 0][..., None], centre[..., 1][..., None]
+    if kind == "circle":
+        ang = np.radians(rotation[..., None] + angle[:, None, :])
+        return np.stack([cx + radius[..., None] * np.cos(ang), cy - radius[..., None] * np.sin(ang)], -1)
+    sides = {"triangle": 3, "square": 4}[kind]
+    start = 90.0 if sides == 3 else 45.0
+
+    def corner(i):
+        ang = np.radians(rotation[..., None] + start + 360.0 * i / sides)
+        return np.stack([cx + radius[..., None] * np.cos(ang), cy - radius[..., None] * np.sin(ang)], -1)
+    a, b = corner(side[:, None, :]), corner((side[:, None, :] + 1) % sides)
+    tt = t[:, None, :, None]
+    return a * (1 - tt) + b * tt
+
+
+def figure_slots(rng: BatchRandom, G: np.ndarray, extent: np.ndarray, gap: float = 0.01) -> tuple:
+    """Centres ``[B, FIGURES, 2]`` of ``G`` discs of radius ``extent [B]`` at least ``gap``
+    apart and inside the canvas: the fixed slots of ``G`` figures turned by a random multiple
+    of 90 degrees, with the largest jitter of :data:`JITTER` that fits. Returns ``(centres,
+    ok [B])``."""
+    from .layouts import SLOTS
+    B = len(G)
+    base = np.zeros((B, FIGURES, 2))
+    for g in np.unique(G):
+        base[G == g, :g] = np.array(SLOTS[int(g)])
+    base = turned(base, 90.0 * rng.integers(0, 4))
+    u = rng.random(len(JITTER), FIGURES, 2)
+    used = np.arange(FIGURES)[None, :] < G[:, None]
+    out, ok = base.copy(), np.zeros(B, bool)
+    for k, scale in enumerate(JITTER):
+        c = base + (u[:, k] * 2 - 1) * scale
+        inside = (((c - extent[:, None, None] >= 0.005) & (c + extent[:, None, None] <= 0.995)).all(2) | ~used).all(1)
+        d = np.hypot(*(c[:, :, None] - c[:, None]).transpose(3, 0, 1, 2))
+        pair = used[:, :, None] & used[:, None, :] & ~np.eye(FIGURES, dtype=bool)[None]
+        apart = ((d >= 2 * extent[:, None, None] + gap) | ~pair).all((1, 2))
+        take = inside & apart & ~ok
+        out[take], ok = c[take], ok | take
+    return out, ok
+
+
+def big_triangle(rng: BatchRandom, batch: Batch) -> dict:
+    """Small objects along the outlines of large triangles (see :func:`_big_once`)."""
+    return _big(rng, batch, "triangle")
+
+
+def big_square(rng: BatchRandom, batch: Batch) -> dict:
+    """Small objects along the outlines of large squares (see :func:`_big_once`)."""
+    return _big(rng, batch, "square")
+
+
+def big_circle(rng: BatchRandom, batch: Batch) -> dict:
+    """Small objects along the outlines of large circles (see :func:`_big_once`)."""
+    return _big(rng, batch, "circle")
+
+
+def _big(rng: BatchRandom, batch: Batch, kind: str) -> dict:
+    out = redrawn(rng, batch, functools.partial(_big_once, kind=kind))
+
+    def describe(b: int) -> dict:
+        figs = []
+        for g in range(int(batch.groups[b])):
+            fig = {"kind": kind, "center": out["fig_center"][b, g].tolist(), "radius": float(out["fig_radius"][b, g]),
+                   "rotation": float(out["fig_rotation"][b, g])}
+            moved = out["moved"][b, g]
+            if moved[0] >= 0:
+                fig["displaced"] = {"objects": [int(v) for v in moved[1:] if v >= 0],
+                                    "distance": float(out["moved_distance"][b, g])}
+            figs.append(fig)
+        return {"figures": figs}
+    hidden = ("fig_center", "fig_radius", "fig_rotation", "moved", "moved_distance")
+    return {**{k: v for k, v in out.items() if k not in hidden}, "describe": describe}
+
+
+def _big_once(rng: BatchRandom, batch: Batch, kind: str) -> tuple[dict, np.ndarray]:
+    """One draw of the big-outline categories: ``G`` figures, ``n`` objects on each outline
+    (every corner, the rest spread evenly), their base size a third of the outline's spacing,
+    placed by :func:`_outlined` (tried :data:`PLACE_TRIES` times with the same objects, so
+    that which objects a scene holds does not depend on how easily they fit). Slots ``[B, 1,
+    K]``: the objects figure by figure."""
+    B, G = len(batch), batch.groups
+    K = FIGURES * PER_FIGURE
+    lo = np.array([OUTLINE_COUNTS[q][0] for q in batch.quantity])
+    hi = np.array([OUTLINE_COUNTS[q][1] for q in batch.quantity])
+    n = rng.integers(lo, hi + 1)
+    R = np.array([BIG_RADIUS[int(g)] for g in G])
+    base = np.array([_outline_base(kind, float(r), int(m)) for r, m in zip(R, n)])
+    live = np.arange(K)[None, :] < (G * n)[:, None]
+    group = np.where(live, np.arange(K)[None, :] // n[:, None], 0)
+    a = attributes(rng, batch, group, live, G, FIGURES)
+    r = radii_of(a["size"], a["shape"], base)
+    rng.drawn += 1
+    geometry, ok = {}, np.zeros(B, bool)
+    todo = np.arange(B)
+    for attempt in range(PLACE_TRIES):
+        got, fine = _outlined(rng.take(todo).fork(attempt), batch.take(todo), kind, n[todo], R[todo], base[todo],
+                              r[todo], live[todo], group[todo])
+        for key, value in got.items():
+            geometry.setdefault(key, np.zeros((B,) + value.shape[1:], value.dtype))[todo[fine]] = value[fine]
+        ok[todo[fine]] = True
+        todo = todo[~fine]
+        if not len(todo):
+            break
+    out = {"valid": live[:, None], "center": geometry["center"][:, None], "rotation": np.zeros((B, 1, K)),
+           "radius": r[:, None], **{p: v[:, None] for p, v in a.items()}, "group": group[:, None],
+           **{k: v for k, v in geometry.items() if k != "center"}}
+    return out, ok
+
+
+def _outlined(rng: BatchRandom, batch: Batch, kind: str, n, R, base, r, live, group) -> tuple[dict, np.ndarray]:
+    """Figures of varied size (80-100% of the slot's radius, any rotation) at the fixed slots
+    with as much jitter as fits, the objects (``r``, ``live``, ``group``) on their outlines;
+    a principle negative pushes a stretch of the objects of a random non-empty set of
+    figures straight off the outline, choosing among candidates the one that keeps the
+    scene's nearest-neighbour and spread statistics
+    (:func:`scenes.elvis.layouts._displace_stretch`, per sample, from its own generator).
+    Returns ``(geometry, ok)``: ``center [B,K,2]`` and the figures' descriptions."""
+    from .layouts import SMALLEST_FIGURE, _displace_stretch
+    B, K, G = len(batch), r.shape[1], batch.groups
+    hubs, ok = figure_slots(rng, G, R + base * SIZES["large"])
+    rot, scale = rng.random(FIGURES) * 360, SMALLEST_FIGURE + rng.random(FIGURES) * (1 - SMALLEST_FIGURE)
+    fig_r = R[:, None] * scale
+    pts = outlines(kind, hubs, fig_r, rot, n, PER_FIGURE)                     # [B,F,P,2]
+    pos = np.arange(K)[None, :] % n[:, None]
+    centres = pts[np.arange(B)[:, None], np.minimum(group, FIGURES - 1), np.minimum(pos, PER_FIGURE - 1)]
+    centres = np.where(live[..., None], centres, 0.0)
+    moved = np.full((B, FIGURES, PER_FIGURE + 1), -1)
+    distance = np.zeros((B, FIGURES))
+    u_hit, u_hit1 = rng.random(FIGURES), rng.random()
+    rng.drawn += 1
+    neg = np.nonzero(~batch.principle & ok)[0]
+    if len(neg):
+        keys = rng.take(neg).fork(0).keys
+        for b, key in zip(neg, keys):                         # the near-miss search, per negative
+            gen = np.random.Generator(np.random.Philox(key=int(key)))
+            m, g_count = int(n[b]), int(G[b])
+            hit = [g for g in range(g_count) if u_hit[b, g] < 0.5] or [int(u_hit1[b] * g_count)]
+            c = np.ascontiguousarray(centres[b, :g_count * m])
+            rad = np.ascontiguousarray(r[b, :g_count * m])
+            try:
+                for g in hit:
+                    how = _displace_stretch(gen, c, rad, g * m, m, hubs[b, g], float(fig_r[b, g]),
+                                            (SMALLEST_FIGURE * R[b], R[b]))
+                    fig_r[b, g] = how["radius"]
+                    moved[b, g, 0], moved[b, g, 1:1 + len(how["objects"])] = 1, how["objects"]
+                    distance[b, g] = how["distance"]
+            except PlacementError:
+                ok[b] = False
+                continue
+            centres[b, :g_count * m] = c
+    ok &= _apart(centres, r, live, 0.004)
+    ok &= (((centres - r[..., None] >= 0.005) & (centres + r[..., None] <= 0.995)).all(2) | ~live).all(1)
+    return {"center": centres, "fig_center": hubs, "fig_radius": fig_r, "fig_rotation": rot, "moved": moved,
+            "moved_distance": distance}, ok
+
+
+@functools.lru_cache(maxsize=None)
+def _outline_base(kind: str, R: float, n: int) -> float:
+    """The objects' base size on ``n``-point outlines of ``kind`` at slot radius ``R``: a
+    third of the closest spacing on a figure of the average size, at most 0.032."""
+    from kernels import outline_stats as ks
+
+    from .layouts import SMALLEST_FIGURE
+    probe = geo.outline(kind, (0, 0), R * (1 + SMALLEST_FIGURE) / 2, 0.0, n)
+    return min(0.3 * float(np.float64(ks.closest_pair(probe))), 0.032)
+
+
+def _apart(c: np.ndarray, r: np.ndarray, live: np.ndarray, gap: float) -> np.ndarray:
+    """``[B]``: whether every two live discs (``c [B,K,2]``, ``r [B,K]``) lie ``gap`` apart."""
+    d = np.hypot(*(c[:, :, None] - c[:, None]).transpose(3, 0, 1, 2))
+    pair = live[:, :, None] & live[:, None, :] & ~np.eye(c.shape[1], dtype=bool)[None]
+    return ((d >= r[:, :, None] + r[:, None, :] + gap) | ~pair).all((1, 2))
+
+
 def _codes(names: np.ndarray) -> np.ndarray:
     """Names ``[...]`` as integers (equal names, equal codes)."""
     _, inverse = np.unique(names.astype(str), return_inverse=True)

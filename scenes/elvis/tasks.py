@@ -204,7 +204,8 @@ def _about(category, **_) -> str:
 
 BATCHED = {name: getattr(batched, name) for name in ("radial_symmetry", "axis_symmetry", "axis_symmetry_with_bkg",
                                                     "palette", "fixed_number", "red_triangle", "fixed_props",
-                                                    "circle_features", "grid")}
+                                                    "circle_features", "grid", "big_triangle", "big_square",
+                                                    "big_circle")}
 # ^ the categories drawn a batch at a time
 
 
@@ -278,7 +279,7 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
                  np.broadcast_to(np.arange(lay["valid"].shape[1])[None, :, None], lay["valid"].shape))
     rgb = flat(lay["rgb"], (3,)) if "rgb" in lay else batched.named_rgb(colour)
     extra = {k: flat(v) for k, v in lay.get("extra", {}).items()}
-    structure = [k for k, v in lay.items() if not isinstance(v, dict) and v.ndim == 1]
+    structure = [k for k, v in lay.items() if isinstance(v, np.ndarray) and v.ndim == 1]
     constants, lists = lay.get("constants", {}), lay.get("lists", {})
     under = lay.get("under")
     first = 0 if under is None else 1                       # the backdrop disc takes slot 0
@@ -293,7 +294,7 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
         behind = [] if under is None else [{"kind": "disc", "center": under["center"][b].tolist(),
                                             "radius": float(under["radius"][b]), "rgb": under["rgb"][b].tolist()}]
         info = {**constants, **{k: [int(v) for v in a[b] if v >= 0] for k, a in lists.items()},
-                **{k: lay[k][b].item() for k in structure}}
+                **{k: lay[k][b].item() for k in structure}, **(lay["describe"](b) if "describe" in lay else {})}
         return record(fs[b], kinds[b], broken_of(b), objects, behind, [], info)[0]
 
     def broken_of(b: int) -> tuple:
