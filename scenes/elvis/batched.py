@@ -239,6 +239,19 @@ def group_sizes(rng: BatchRandom, batch: Batch, lo: np.ndarray, hi: np.ndarray, 
     return np.where(used, sizes, 0)
 
 
+def grouped_slots(rng: BatchRandom, batch: Batch, counts: dict, groups: int, slots: int) -> tuple:
+    """Objects of ``groups`` groups sized by :func:`group_sizes` within ``counts[quantity]``,
+    laid out in ``slots`` slots group by group: ``(sizes [B,groups], n [B], live [B,slots],
+    group [B,slots])`` (dead slots in the last group)."""
+    lo = np.array([counts[q][0] for q in batch.quantity])
+    hi = np.array([counts[q][1] for q in batch.quantity])
+    sizes = group_sizes(rng, batch, lo, hi, groups)
+    n = sizes.sum(1)
+    live = np.arange(slots)[None, :] < n[:, None]
+    group = np.minimum((np.arange(slots)[None, :, None] >= np.cumsum(sizes, 1)[:, None, :]).sum(2), groups - 1)
+    return sizes, n, live, group
+
+
 def radii_of(sizes: np.ndarray, shapes: np.ndarray, base: np.ndarray) -> np.ndarray:
     """Bounding-disc radii ``[B,N]`` of objects of size classes and shapes ``[B,N]`` at
     ``base [B]``: ``max(base * SIZES[size], the least radius the shape's narrowest side allows)``."""
@@ -468,12 +481,7 @@ def _palette_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray]:
     edges), a principle negative scatters the same objects over the whole ring so that some
     sector holds two colours. Slots ``[B, 1, K]``: the objects in group order."""
     B, K = len(batch), SECTORS * PER_SECTOR
-    lo = np.array([PALETTE_COUNTS[q][0] for q in batch.quantity])
-    hi = np.array([PALETTE_COUNTS[q][1] for q in batch.quantity])
-    sizes = group_sizes(rng, batch, lo, hi, SECTORS)
-    n = sizes.sum(1)
-    live = np.arange(K)[None, :] < n[:, None]
-    group = np.minimum((np.arange(K)[None, :, None] >= np.cumsum(sizes, 1)[:, None, :]).sum(2), SECTORS - 1)
+    _, n, live, group = grouped_slots(rng, batch, PALETTE_COUNTS, SECTORS, K)
     _, _, inner, outer = RING
     room = np.sqrt(RING_COVER * math.pi * (outer ** 2 - inner ** 2) / (n * math.pi)) - 0.003
     base = np.maximum(PALETTE_SMALLEST, np.minimum([PALETTE_BASE[q] for q in batch.quantity], room / 1.05))
@@ -528,23 +536,9 @@ def _fixed_number_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray
     deals the same objects, in a random order, into one colour group more or fewer (``2 ..
     n // 2`` of them). Slots ``[B, 1, K]``: the objects in group order."""
     B, K, G = len(batch), FIXED_GROUPS * PER_GROUP, batch.groups
-    lo = np.array([FIXED_COUNTS[q][0] for q in batch.quantity])
-    hi = np.array([FIXED_COUNTS[q][1] for q in batch.quantity])
-    sizes = group_sizes(rng, batch, lo, hi, FIXED_GROUPS)
-    n = sizes.sum(1)
-    live = np.arange(K)[None, :] < n[:, None]
-    group = np.minimum((np.arange(K)[None, :, None] >= np.cumsum(sizes, 1)[:, None, :]).sum(2), FIXED_GROUPS - 1)
-    fewer = (G - 1 >= 2) & (G - 1 <= n // 2)
-    more = G + 1 <= n // 2
-    u_k, u_order = rng.random(), rng.random(K)
-    k = np.where(fewer & more, np.where(u_k < 0.5, G - 1, G + 1), np.where(fewer, G - 1, G + 1))
-    k = np.where(batch.principle, G, k)
-    position = np.argsort(np.argsort(np.where(live, u_order, 2.0), 1, kind="stable"), 1, kind="stable")
-    q, rem = n // k, n % k                                # np.array_split: the first ``rem`` chunks one longer
-    big = rem * (q + 1)
-    dealt = np.where(position < big[:, None], position // (q + 1)[:, None],
-                     rem[:, None] + (position - big[:, None]) // np.maximum(q, 1)[:, None])
-    colour_group = np.where(batch.principle[:, None], group, dealt)
+    _, n, live, group = grouped_slots(rng, batch, FIXED_COUNTS, FIXED_GROUPS, K)
+    k = np.where(batch.principle, G, other_count(rng, G, 2, n // 2))
+    colour_group = np.where(batch.principle[:, None], group, dealt(rng, live, k))
     a = attributes(rng, batch, np.where(live, colour_group, 0), live, k, FIXED_GROUPS + 1, cue="color")
     r = radii_of(a["size"], a["shape"], np.array([FIXED_BASE[q] for q in batch.quantity]))
     shade = rng.random(K, 3) * 24 - 12
@@ -663,13 +657,8 @@ def _proximity_once(rng: BatchRandom, batch: Batch, first_rule: bool) -> tuple[d
     relevant property of every group's first object, and no object outside the rule matches
     every relevant value by chance. Slots ``[B, 1, K]``: the objects in group order."""
     B, K, G = len(batch), 4 * PER_CLUSTER, batch.groups
-    lo = np.array([PROX_COUNTS[q][0] for q in batch.quantity])
-    hi = np.array([PROX_COUNTS[q][1] for q in batch.quantity])
-    sizes = group_sizes(rng, batch, lo, hi, 4)
-    n = sizes.sum(1)
-    live = np.arange(K)[None, :] < n[:, None]
+    sizes, n, live, group = grouped_slots(rng, batch, PROX_COUNTS, 4, K)
     starts = np.cumsum(sizes, 1) - sizes
-    group = np.minimum((np.arange(K)[None, :, None] >= np.cumsum(sizes, 1)[:, None, :]).sum(2), 3)
     rule = None
     cat = CATEGORIES[batch.category]
     attr_neg = np.zeros(B, bool)
@@ -774,12 +763,7 @@ def _circle_features_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndar
     principle negative deals the same objects into one arc more or fewer, packed as densely
     as the rule's groups would be, so that the arcs do not read as the rule's."""
     B, K, G = len(batch), 4 * PER_ARC, batch.groups
-    lo = np.array([CIRCLE_COUNTS[q][0] for q in batch.quantity])
-    hi = np.array([CIRCLE_COUNTS[q][1] for q in batch.quantity])
-    sizes = group_sizes(rng, batch, lo, hi, 4)
-    n = sizes.sum(1)
-    live = np.arange(K)[None, :] < n[:, None]
-    group = np.minimum((np.arange(K)[None, :, None] >= np.cumsum(sizes, 1)[:, None, :]).sum(2), 3)
+    _, n, live, group = grouped_slots(rng, batch, CIRCLE_COUNTS, 4, K)
     a = attributes(rng, batch, group, live, G, 4, behind=(BACKGROUND, DISC))
     r = radii_of(a["size"], a["shape"], np.array([CIRCLE_BASE[q] for q in batch.quantity]))
     arcs = np.where(batch.principle, G, other_count(rng, G, 2, np.full(B, 5)))
