@@ -108,8 +108,9 @@ class Task:
         return out
 
     def batch(self, seed: int, indices):
-        """Samples ``indices`` of a batched task drawn at once: an :class:`engine.batched.ShapeBatch`
-        whose row ``b`` is sample ``indices[b]`` (the same whatever else the batch holds)."""
+        """Samples ``indices`` (at least one) of a batched task drawn at once: an
+        :class:`engine.batched.ShapeBatch` whose row ``b`` is sample ``indices[b]`` (the same
+        whatever else the batch holds)."""
         return draw_together(seed, [(self, i) for i in indices])
 
     def read(self, reply: str, sample: Sample) -> Parsed:
@@ -129,6 +130,8 @@ def draw_together(seed: int, members: list[tuple[Task, int]]):
     (one task per call), one list over the batch each for a grouped one."""
     from .batched import BatchRandom, member_keys
 
+    if not members:
+        raise ValueError("no samples to draw: give at least one (task, index)")
     tasks = [t for t, _ in members]
     first = tasks[0]
     if not first.batched:

@@ -102,6 +102,8 @@ def test_tasks_that_do_not_share_a_batch_key_are_refused_together():
     a, b = get_task(ONE_PER_GROUP[0]), get_task(ONE_PER_GROUP[-1])
     with pytest.raises(ValueError, match="cannot be drawn in one batch"):
         draw_together(0, [(a, 0), (b, 0)])
+    with pytest.raises(ValueError, match="no samples to draw"):
+        draw_together(0, [])
     with pytest.raises(TypeError, match="one sample at a time"):
         draw_together(0, [(get_task(next(t for t in list_tasks("elvis/*") if t not in BATCHED)), 0)])
 

@@ -493,6 +493,8 @@ def _palette_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray]:
     a0 = rng.random() * 360
     width = 360.0 / batch.groups
     start = a0[:, None] + group * width[:, None] + 4
+    # every sample's objects must fit the sectors, a negative's too: the object sets of
+    # positives and negatives then come from one population
     centres, ok = place_once(rng, r, live, in_wedge(start, np.broadcast_to((width - 8)[:, None], (B, K)), inner, outer),
                              0.006, CANDIDATES)
     rng.drawn += 1

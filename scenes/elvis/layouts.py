@@ -20,7 +20,7 @@ from kernels import outline_stats as ks
 from kernels.templates import catmull_rom
 
 from . import geometry as geo
-from .attributes import BACKGROUND, SIZES, assign, far_from, named_colours, pick, pool_of
+from .attributes import BACKGROUND, SIZES, assign, named_colours, pick
 from .factors import CATEGORIES, Factors
 
 CANONICAL_AXES = (0, 45, 90, 135)
@@ -418,38 +418,8 @@ def feature_circle(ctx: Context) -> Layout:
 
 # objects per outline: a range per quantity, so that how closely the objects sit is not fixed by
 # the figure's size (in a broken outline both change)
-OUTLINE_COUNTS = {"s": (5, 7), "m": (8, 10), "l": (10, 12), "xl": (13, 15)}
-BIG_RADIUS = {1: 0.36, 2: 0.2, 3: 0.18, 4: 0.165}
-
-
-def _big(ctx: Context, kind: str) -> Layout:
-    f, rng = ctx.f, ctx.rng
-    n = int(rng.integers(OUTLINE_COUNTS[f.quantity][0], OUTLINE_COUNTS[f.quantity][1] + 1))
-    R = BIG_RADIUS[f.groups]
-    groups = [g for g in range(f.groups) for _ in range(n)]
-    probe = geo.outline(kind, (0, 0), R * (1 + SMALLEST_FIGURE) / 2, 0.0, n)
-    dmin = np.float64(ks.closest_pair(probe))
-    base = min(0.3 * dmin, 0.032)
-    obj = _objects(ctx, groups, base)
-    centres = _figures(ctx, f.groups, R + base * SIZES["large"])
-    c, figs = [], []
-    for g in range(f.groups):
-        rot = float(rng.uniform(0, 360))
-        r_g = R * float(rng.uniform(SMALLEST_FIGURE, 1.0))     # figures of varied size, as a scene's would be
-        figs.append({"kind": kind, "center": centres[g].tolist(), "radius": r_g, "rotation": rot})
-        c.extend(geo.outline(kind, centres[g], r_g, rot, n))
-    c = np.array(c)
-    if not ctx.principle:                    # a stretch of some outlines pushed off it: they no longer close
-        for g in sorted(ctx.broken_groups(f.groups)):
-            how = _displace_stretch(rng, c, obj["radius"], g * n, n, np.asarray(figs[g]["center"]), figs[g]["radius"],
-                                    (SMALLEST_FIGURE * R, R))
-            figs[g]["radius"] = how.pop("radius")
-            figs[g]["displaced"] = how
-    if not ks.apart(c, obj["radius"], 0.004):
-        raise PlacementError("outline objects touch")
-    if not ks.inside(c, obj["radius"], 0.005, 0.995):
-        raise PlacementError("an object leaves the canvas")
-    return Layout(**obj, centers=c, groups=groups, info={"figures": figs})
+# the big outlines (big_triangle, big_square, big_circle) are drawn a batch at a time (:mod:`.batched`),
+# whose near-miss search for their negatives is _displace_stretch below
 
 
 CANDIDATES = 12              # near misses tried per broken outline or curve; the least conspicuous is kept
@@ -522,18 +492,6 @@ def _displace_stretch(rng: np.random.Generator, c: np.ndarray, radius: np.ndarra
 def _clip(v: float, lo: float, hi: float) -> float:
     """``v`` clipped to ``lo..hi`` as ``float(np.clip(v, lo, hi))`` gives it (NaN stays NaN)."""
     return v if v != v else min(max(v, lo), hi)
-
-
-def big_triangle(ctx):
-    return _big(ctx, "triangle")
-
-
-def big_square(ctx):
-    return _big(ctx, "square")
-
-
-def big_circle(ctx):
-    return _big(ctx, "circle")
 
 
 # ---------------------------------------------------------------- continuity
@@ -831,5 +789,6 @@ def overlap_splines(ctx: Context) -> Layout:
 
 # ---------------------------------------------------------------- symmetry
 
-# the categories drawn a batch at a time (proximity, fixed_number, palette, symmetry) are in :mod:`.batched`
+# the categories drawn a batch at a time (proximity, fixed_number, palette, big outlines, symmetry) are in
+# :mod:`.batched`
 LAYOUTS = {name: globals()[name] for name in CATEGORIES if name in globals()}
