@@ -176,15 +176,18 @@ def place_once(rng: BatchRandom, radii, valid, region: Region, gap, candidates, 
     return out, ok
 
 
-@functools.lru_cache(maxsize=1)
-def _prototypes():
+@functools.lru_cache(maxsize=16)
+def _prototypes(mouths: tuple = ()):
     """Per shape of :data:`engine.shapes.SHAPES` its primitive at radius 1 (``Primitive``),
-    and the padded vertex table: ``(prims, verts [S,V,2] float32, nverts [S], bounds [S,4])``."""
+    then a pac-man per mouth of ``mouths`` (degrees, opening towards angle 0), and the padded
+    vertex table: ``(prims, verts [S,V,2] float32, nverts [S], bounds [S,4])``."""
     prims = []
     for name in SHAPES:
         s = Scene()
         draw_shape(s, name, (0.0, 0.0), 1.0, (0, 0, 0))
         prims.append(s.primitives[0])
+    for mouth in mouths:
+        prims.append(Scene().pacman((0.0, 0.0), 1.0, mouth=mouth, direction=0.0, color=(0, 0, 0)).primitives[0])
     V = max(len(p.verts) if p.verts is not None else 1 for p in prims)
     verts = np.zeros((len(prims), V, 2), np.float32)
     nverts = np.zeros(len(prims), np.int64)
@@ -203,7 +206,9 @@ class ShapeBatch:
     background, as columns: ``shape [B,K]`` (index into ``SHAPES``), ``center [B,K,2]``,
     ``radius [B,K]`` (the disc each shape fits), ``color [B,K,3]`` ints 0..255 and ``valid
     [B,K]`` (valid slots first, in draw order), optionally ``rotation [B,K]`` (degrees,
-    counter-clockwise on screen, as :func:`engine.shapes.draw_shapes` takes them), plus what
+    counter-clockwise on screen, as :func:`engine.shapes.draw_shapes` takes them) and
+    ``mouth [B,K]`` (degrees: where above 0 the slot is a pac-man, :meth:`Scene.pacman`,
+    whatever its shape, opening towards its rotation), plus what
     each sample asks and answers: ``question`` (one for all, or ``[B]``), ``answer [B]``,
     ``answer_type``, ``options``, ``meta(b)`` and ``caption(b)``."""
 
@@ -220,16 +225,17 @@ class ShapeBatch:
     background: tuple = (255, 255, 255)
     rotation: np.ndarray | None = None
     caption: Callable[[int], str] | None = None
+    mouth: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.valid)
 
     def scene(self, b: int) -> Scene:
         """Sample ``b`` as a :class:`Scene` whose collation equals row ``b`` of :meth:`scene_batch`."""
-        prims, _, _, _ = _prototypes()
+        kind, (prims, _, _, _) = self._kinds()
         s = Scene(background=self.background)
         for k in np.nonzero(self.valid[b])[0]:
-            p = prims[self.shape[b, k]]
+            p = prims[kind[b, k]]
             r = self.radius[b, k]
             s.primitives.append(p._replace(
                 center=(float(self.center[b, k, 0]), float(self.center[b, k, 1])),
@@ -243,6 +249,18 @@ class ShapeBatch:
         return Draw(self.scene(b), self.question_of(b), self.answer[b], self.answer_type, options=self.options,
                     meta=self.meta(b), caption=None if self.caption is None else self.caption(b))
 
+    def _kinds(self) -> tuple:
+        """Each slot's row ``[B,K]`` in the prototype table, and the table
+        (:func:`_prototypes`): the named shapes, then a pac-man per mouth in use."""
+        if self.mouth is None:
+            return self.shape, _prototypes()
+        pac = self.valid & (self.mouth > 0)
+        mouths = tuple(sorted(set(self.mouth[pac].tolist())))
+        if not mouths:
+            return self.shape, _prototypes()
+        row = len(SHAPES) + np.searchsorted(np.array(mouths), self.mouth)
+        return np.where(pac, np.minimum(row, len(SHAPES) + len(mouths) - 1), self.shape), _prototypes(mouths)
+
     def question_of(self, b: int) -> str:
         """The question sample ``b`` asks."""
         return self.question if isinstance(self.question, str) else self.question[b]
@@ -252,23 +270,23 @@ class ShapeBatch:
         import torch                      # listing tasks needs no torch; drawing them does
 
         from .batch import SceneBatch
-        prims, verts, nverts, bounds = _prototypes()
+        kind, (prims, verts, nverts, bounds) = self._kinds()
         B, K = self.valid.shape
         v = self.valid
         pscale = np.array([p.scale for p in prims])                       # [S,2] at radius 1
         geom = np.array([p.geom for p in prims])
-        scale = np.where(v[..., None], pscale[self.shape] * self.radius[..., None], 0.0)
+        scale = np.where(v[..., None], pscale[kind] * self.radius[..., None], 0.0)
 
         def t(a, dtype=torch.float32):
             return torch.from_numpy(np.ascontiguousarray(a)).to(dtype)
         cols = Primitives(
-            valid=t(v, torch.bool), geom=t(np.where(v, geom[self.shape], ELLIPSE), torch.long),
+            valid=t(v, torch.bool), geom=t(np.where(v, geom[kind], ELLIPSE), torch.long),
             center=t(np.where(v[..., None], self.center, 0.0)), scale=t(scale),
             rotation=torch.zeros(B, K) if self.rotation is None else t(np.where(v, -np.radians(self.rotation), 0.0)),
             color=t(np.where(v[..., None], self.color / 255.0, 0.0)), alpha=t(v.astype(np.float32)),
             fill=t(v, torch.bool), stroke=t(np.where(v, prims[0].stroke, 0.0)), shell=torch.zeros(B, K),
-            order=torch.zeros(B, K), verts=t(np.where(v[..., None, None], verts[self.shape], 0.0)),
-            nverts=t(np.where(v, nverts[self.shape], 0), torch.long), index=torch.zeros(B, K, dtype=torch.long),
-            bounds=t(np.where(v[..., None], bounds[self.shape], np.array([-1, -1, 1, 1], np.float32))))
+            order=torch.zeros(B, K), verts=t(np.where(v[..., None, None], verts[kind], 0.0)),
+            nverts=t(np.where(v, nverts[kind], 0), torch.long), index=torch.zeros(B, K, dtype=torch.long),
+            bounds=t(np.where(v[..., None], bounds[kind], np.array([-1, -1, 1, 1], np.float32))))
         bg = torch.tensor(parse_color(self.background), dtype=torch.float32).expand(B, 3).contiguous()
         return SceneBatch(cols, bg, torch.zeros(0, 4, 1, 1), torch.zeros(0, 2, dtype=torch.long))

@@ -178,3 +178,40 @@ def test_count_answers_match_the_shapes_drawn():
         prims = drawn.scene(b).primitives
         n = sum(p.verts is not None and p.verts.shape == star.shape and np.allclose(p.verts, star) for p in prims)
         assert str(n) == drawn.answer[b] and len(prims) >= n
+
+
+def test_pacmen_in_a_batch_are_the_pacmen_of_a_scene():
+    """A slot with a mouth draws the pac-man :meth:`Scene.pacman` draws (turned to face its
+    rotation), in the collated batch and in the sample's own scene; other slots keep
+    their shape."""
+    from engine.batched import ShapeBatch
+    from engine.rendering import render
+    rng = np.random.default_rng(3)
+    B, K = 4, 6
+    centre = rng.uniform(0.2, 0.8, (B, K, 2))
+    radius = rng.uniform(0.05, 0.1, (B, K))
+    direction = 45.0 * rng.integers(0, 8, (B, K))
+    mouth = np.where(rng.random((B, K)) < 0.7, rng.choice([60.0, 70.0, 90.0], (B, K)), 0.0)
+    colour = rng.integers(0, 200, (B, K, 3))
+    shape = rng.integers(0, 12, (B, K))
+    sb = ShapeBatch(shape, centre, radius, colour, np.ones((B, K), bool), "q", ["a"] * B, "single",
+                    rotation=np.where(mouth > 0, direction, 0.0), mouth=mouth)
+    from engine.shapes import SHAPES, draw_shape
+    want = []
+    for b in range(B):
+        s = Scene(background=(255, 255, 255))
+        for k in range(K):
+            c, rgb = tuple(centre[b, k]), tuple(int(v) for v in colour[b, k])
+            if mouth[b, k] > 0:
+                s.pacman(c, radius[b, k], mouth=mouth[b, k], direction=direction[b, k], color=rgb)
+            else:
+                draw_shape(s, SHAPES[shape[b, k]], c, radius[b, k], rgb)
+        want.append(s)
+    ref = render(want, size=96).float()
+    for got in (render(sb.scene_batch(), size=96).float(), render([sb.scene(b) for b in range(B)], size=96).float()):
+        differ = (got - ref).abs().amax(1) > 64                      # [B,H,W] pixels clearly different
+        assert differ.float().mean() < 0.002, differ.float().mean()
+    assert render(sb.scene_batch(), size=96).equal(render([sb.scene(b) for b in range(B)], size=96))
+    plain = ShapeBatch(shape, centre, radius, colour, np.ones((B, K), bool), "q", ["a"] * B, "single")
+    drawn = render(plain.scene_batch(), size=96).float()
+    assert ((drawn - ref).abs().amax(1) > 64).float().mean() > 0.01      # the mouths are seen

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from kernels import outline_stats as ks
+from scenes.elvis import continuity
 from scenes.elvis import geometry as geo
 from scenes.elvis import layouts
 
@@ -156,8 +157,8 @@ def test_curves_touch_and_overlaps_match_numpy():
         for t, o in twins.items():
             paired[np.ix_([t, o], [t, o])] = True
         np.fill_diagonal(paired, False)
-        touch, overlaps = _ref_touch(c, r, curve_of, twins, layouts.TWIN_OVERLAP, 0.003)
-        assert ks.curves_touch(c, r, curve_of, paired, layouts.TWIN_OVERLAP, 0.003) == touch
+        touch, overlaps = _ref_touch(c, r, curve_of, twins, continuity.TWIN_OVERLAP, 0.003)
+        assert ks.curves_touch(c, r, curve_of, paired, continuity.TWIN_OVERLAP, 0.003) == touch
         out = np.empty(len(c), dtype=bool)
         ks.overlapping_each(c, r, out)
         assert np.array_equal(out, overlaps)
@@ -313,14 +314,14 @@ def test_curve_objects_exactly_at_their_limits_do_not_touch():
     r = np.array([0.25, 0.25])
     curve_of = np.array([0, 1], dtype=np.int64)
     paired = np.array([[False, True], [True, False]])
-    limits = ((paired, layouts.TWIN_OVERLAP * (0.25 + 0.25)), (np.zeros_like(paired), (0.25 + 0.25) + 0.003))
+    limits = ((paired, continuity.TWIN_OVERLAP * (0.25 + 0.25)), (np.zeros_like(paired), (0.25 + 0.25) + 0.003))
     for pairs, limit in limits:
         for d in (limit, np.nextafter(limit, 0)):
             c = np.array([[0.0, 0.0], [d, 0.0]])
             twins = {1: 0} if pairs.any() else {}
-            touch, overlaps = _ref_touch(c, r, curve_of, twins, layouts.TWIN_OVERLAP, 0.003)
+            touch, overlaps = _ref_touch(c, r, curve_of, twins, continuity.TWIN_OVERLAP, 0.003)
             assert touch == (d < limit)
-            assert ks.curves_touch(c, r, curve_of, pairs, layouts.TWIN_OVERLAP, 0.003) == touch
+            assert ks.curves_touch(c, r, curve_of, pairs, continuity.TWIN_OVERLAP, 0.003) == touch
     c = np.array([[0.0, 0.0], [0.5, 0.0]])
     out = np.empty(2, dtype=bool)
     ks.overlapping_each(c, r, out)
@@ -369,7 +370,7 @@ def _ref_catmull_rom(points: np.ndarray, samples_per_segment: int = 12) -> np.nd
 
 def _ref_break_curve(rng: np.random.Generator, curves: list, spacing: float, others: np.ndarray,
                  kinds=("kink", "misaligned"), crossing=None) -> tuple[list, dict]:
-    """:func:`layouts._break_curve` before its candidates were checked compiled."""
+    """:func:`continuity.break_curve` before its candidates were checked compiled."""
     pts = curves[0]
     n = len(pts)
     if n < 4:
@@ -394,7 +395,7 @@ def _ref_break_curve(rng: np.random.Generator, curves: list, spacing: float, oth
         clear = None                                        # how near the others the unbroken rest is
         first = 1 if rng.random() < 0.5 else -1
         kind = kinds[int(rng.integers(len(kinds)))]
-        size = float(rng.uniform(*(layouts.KINK if kind == "kink" else layouts.SHIFT)))
+        size = float(rng.uniform(*(continuity.KINK if kind == "kink" else continuity.SHIFT)))
         for side in (first, -first):          # either way: one turns the rest in, the other out
             outs = [c.copy() for c in curves]
             if kind == "kink":
@@ -404,7 +405,7 @@ def _ref_break_curve(rng: np.random.Generator, curves: list, spacing: float, oth
                 how = {"kind": "kink", "at": at, "angle": round(angle, 1)}
                 before, after = pts[at] - pts[at - 1], outs[0][at + 1] - outs[0][at]
                 turn = math.degrees(abs(math.atan2(before[0] * after[1] - before[1] * after[0], before @ after)))
-                if turn < layouts.KINK[0]:          # the curve's own bend took back part of the kink
+                if turn < continuity.KINK[0]:          # the curve's own bend took back part of the kink
                     continue
             else:
                 shift = size * own
@@ -416,8 +417,8 @@ def _ref_break_curve(rng: np.random.Generator, curves: list, spacing: float, oth
                 continue
             if len(others):
                 if clear is None:
-                    clear = layouts._nearest(np.concatenate([c[at + 1:] for c in curves]), others)
-                if layouts._nearest(moved, others) < min(0.9 * spacing, clear):     # no nearer the others than before
+                    clear = continuity._nearest(np.concatenate([c[at + 1:] for c in curves]), others)
+                if continuity._nearest(moved, others) < min(0.9 * spacing, clear):     # no nearer the others than before
                     continue
             now = stats(np.concatenate(outs + [others]))
             cost = (abs(now[0] - close), abs(now[1] - target))
@@ -560,7 +561,7 @@ def test_break_curve_matches_the_numpy_version():
         curves, spacing, others, kinds, crossing = _break_inputs(rng)
         seed = int(rng.integers(1 << 30))
         got, want = [], []
-        for fn, out in ((layouts._break_curve, got), (_ref_break_curve, want)):
+        for fn, out in ((continuity.break_curve, got), (_ref_break_curve, want)):
             g = np.random.default_rng(seed)
             try:
                 out.append(fn(g, [c.copy() for c in curves], spacing, others.copy(), kinds, crossing))
@@ -630,17 +631,8 @@ def test_small_helpers_match_their_numpy_versions():
                          [layouts.MIN_NARROW / (2 * layouts.NARROW.get(sh, 1.0)) for sh in shapes])
         assert _same(layouts._radii(sizes, base, shapes), ref)
         assert _same(layouts._radii(sizes, base), np.array([base * SIZES[s] for s in sizes]))
-        r = rng.uniform(0.005, 0.06, max(n, 1))
-        gap = float(rng.uniform(0, 0.02))
-        assert layouts._packed(r, gap) == math.sqrt(sum((v + gap) ** 2 for v in r) / 0.42)
-        assert layouts._room(r) == 2 * max(r) + 0.004
         colours = [names[int(i)] for i in rng.integers(0, len(names), n)]
         seed = int(rng.integers(1 << 30))
-        ctx = layouts.Context(np.random.default_rng(seed), None, True)
-        g = np.random.default_rng(seed)
-        want = [[int(v) for v in np.clip(np.array(named_colours()[c], dtype=float) + g.uniform(-12, 12, 3), 0, 255)]
-                for c in colours]
-        assert layouts._jitter(ctx, colours) == want
         for values, size in ((colours or ["x"], None), (tuple(names), n), (range(5), 3), ({"a": 1, "b": 2}, None)):
             a, b = np.random.default_rng(seed), np.random.default_rng(seed)
             vals = list(values)
@@ -660,18 +652,6 @@ def test_arc_helpers_match_their_numpy_versions():
         assert geo.arc_length(c) == float(steps.sum())
         assert _same(geo.at_arc(c, t), np.stack([np.interp(t, s, c[:, 0]), np.interp(t, s, c[:, 1])], 1))
         assert geo.arc_of(c, c[k % len(c)] + 0.01) == float(s[int(np.hypot(*(c - (c[k % len(c)] + 0.01)).T).argmin())])
-        n = int(rng.integers(1, 20))
-        length, at, hole = float(s[-1]), float(rng.uniform(0.3, 0.7) * s[-1]), float(rng.uniform(0, 0.2) * s[-1])
-        reserve = float(rng.uniform(0, 0.05))
-        first, second = (n + 1) // 2, n // 2
-        step = min((at - hole / 2 - reserve) / max(first - 1, 1), (length - at - hole / 2 - reserve) / max(second - 1, 1))
-        if step <= 0:
-            with pytest.raises(layouts.PlacementError):
-                layouts._around(length, n, at, hole, reserve)
-            continue
-        want = np.concatenate([at - hole / 2 - step * np.arange(first)[::-1], at + hole / 2 + step * np.arange(second)])
-        got = layouts._around(length, n, at, hole, reserve)
-        assert got[1] == step and _same(got[0], want)
 
 
 def test_displace_stretch_matches_the_numpy_version():
@@ -724,23 +704,6 @@ def test_stretch_kernels_match_numpy():
         assert _same(got[1], _ref_nearest(moved).mean()) and _same(got[2], _ref_spread(moved))
     zeros = np.array([[-0.0, -0.0], [-0.0, -0.0], [1.0, 2.0]])
     assert _same(ks.stretch_mid(zeros, 0, 3, 0, 2, 0.0, 0.0), np.add.reduce(zeros[[0, 1]], 0) / 2 - np.zeros(2))
-
-
-def test_through_matches_the_numpy_version():
-    from kernels.templates import catmull_rom
-    rng = np.random.default_rng(29)
-    for k in range(300):
-        centre = np.array([0.5, 0.5]) if k % 2 else rng.uniform(0, 1, 2)
-        angle = (np.float64, float)[k % 2](rng.uniform(-400, 400)) if k % 5 else 90.0
-        half = float(rng.uniform(0.1, 0.5))
-        seed = int(rng.integers(1 << 30))
-        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
-        rad = math.radians(angle)
-        u, nrm = np.array([math.cos(rad), -math.sin(rad)]), np.array([math.sin(rad), math.cos(rad)])
-        b1, b2 = b.uniform(-0.04, 0.04, 2)
-        want = catmull_rom(np.asarray([centre - half * u, centre - 0.2 * u + b1 * nrm, centre, centre + 0.2 * u + b2 * nrm,
-                                       centre + half * u], dtype=np.float64), 16)
-        assert _same(layouts._through(a, centre, angle, half), want) and a.random() == b.random()
 
 
 def test_sector_radians_matches_numpy():

@@ -206,7 +206,7 @@ def _distinct(u: np.ndarray, far: np.ndarray, k: np.ndarray, width: int, avoid=N
 
 def group_sizes(rng: BatchRandom, batch: Batch, lo: np.ndarray, hi: np.ndarray, width: int) -> np.ndarray:
     """Objects per group ``[B, width]`` (0 past each sample's group count), within
-    ``lo..hi [B]``, following the ``count`` mode (as ``Context.group_sizes``): relevant,
+    ``lo..hi [B]``, following the ``count`` mode: relevant,
     the middle of the range in every group, and where broken some groups another count
     (``max(2, lo - 1) .. hi + 1``) with at least one group kept; irrelevant, one count per
     image; random, one per group, not all equal; a category without a count property draws
@@ -906,25 +906,25 @@ def outlines(kind: str, centre: np.ndarray, radius: np.ndarray, rotation: np.nda
     return a * (1 - tt) + b * tt
 
 
-def figure_slots(rng: BatchRandom, G: np.ndarray, extent: np.ndarray, gap: float = 0.01) -> tuple:
-    """Centres ``[B, FIGURES, 2]`` of ``G`` discs of radius ``extent [B]`` at least ``gap``
+def figure_slots(rng: BatchRandom, G: np.ndarray, extent: np.ndarray, gap: float = 0.01, width: int = FIGURES) -> tuple:
+    """Centres ``[B, width, 2]`` of ``G <= width`` discs of radius ``extent [B]`` at least ``gap``
     apart and inside the canvas: the fixed slots of ``G`` figures turned by a random multiple
     of 90 degrees, with the largest jitter of :data:`JITTER` that fits. Returns ``(centres,
     ok [B])``."""
     from .layouts import SLOTS
     B = len(G)
-    base = np.zeros((B, FIGURES, 2))
+    base = np.zeros((B, width, 2))
     for g in np.unique(G):
         base[G == g, :g] = np.array(SLOTS[int(g)])
     base = turned(base, 90.0 * rng.integers(0, 4))
-    u = rng.random(len(JITTER), FIGURES, 2)
-    used = np.arange(FIGURES)[None, :] < G[:, None]
+    u = rng.random(len(JITTER), width, 2)
+    used = np.arange(width)[None, :] < G[:, None]
     out, ok = base.copy(), np.zeros(B, bool)
     for k, scale in enumerate(JITTER):
         c = base + (u[:, k] * 2 - 1) * scale
         inside = (((c - extent[:, None, None] >= 0.005) & (c + extent[:, None, None] <= 0.995)).all(2) | ~used).all(1)
         d = np.hypot(*(c[:, :, None] - c[:, None]).transpose(3, 0, 1, 2))
-        pair = used[:, :, None] & used[:, None, :] & ~np.eye(FIGURES, dtype=bool)[None]
+        pair = used[:, :, None] & used[:, None, :] & ~np.eye(width, dtype=bool)[None]
         apart = ((d >= 2 * extent[:, None, None] + gap) | ~pair).all((1, 2))
         take = inside & apart & ~ok
         out[take], ok = c[take], ok | take

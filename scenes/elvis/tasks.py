@@ -25,13 +25,13 @@ from engine.scene import Scene
 from engine.shapes import SHAPES as ENGINE_SHAPES
 from engine.shapes import draw_shapes
 
-from . import batched
+from . import batched, continuity, pacmen
 from .attributes import BACKGROUND, named_colours
 from .factors import CATEGORIES, Factors, enumerate_factors
 from .family import FAMILY, PRINCIPLE_SHARE
 from .layouts import LAYOUTS, Context, Layout
 
-SHAPE_INDEX = {name: k for k, name in enumerate(ENGINE_SHAPES)}
+SHAPE_INDEX = {**{name: k for k, name in enumerate(ENGINE_SHAPES)}, "pacman": 0}    # a pac-man: its mouth decides
 QUESTION = "Classify this image as Positive or Negative. Only answer with positive or negative."
 LABELS = ("positive", "negative")
 PER_CLASS = 3
@@ -202,10 +202,13 @@ def _about(category, **_) -> str:
     return f"ELVIS {CATEGORIES[category].principle}/{category}: {CATEGORIES[category].description}"
 
 
-BATCHED = {name: getattr(batched, name) for name in ("radial_symmetry", "axis_symmetry", "axis_symmetry_with_bkg",
-                                                    "palette", "fixed_number", "red_triangle", "fixed_props",
-                                                    "circle_features", "grid", "big_triangle", "big_square",
-                                                    "big_circle")}
+BATCHED = {**{name: getattr(batched, name) for name in ("radial_symmetry", "axis_symmetry", "axis_symmetry_with_bkg",
+                                                       "palette", "fixed_number", "red_triangle", "fixed_props",
+                                                       "circle_features", "grid", "big_triangle", "big_square",
+                                                       "big_circle")},
+           **{name: getattr(continuity, name) for name in ("one_split_n", "intersected_splines",
+                                                          "non_intersected_splines", "overlap_splines")},
+           **{name: getattr(pacmen, name) for name in ("pacman", "feature_triangle", "feature_square")}}
 # ^ the categories drawn a batch at a time
 
 
@@ -279,6 +282,8 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
                  np.broadcast_to(np.arange(lay["valid"].shape[1])[None, :, None], lay["valid"].shape))
     rgb = flat(lay["rgb"], (3,)) if "rgb" in lay else batched.named_rgb(colour)
     extra = {k: flat(v) for k, v in lay.get("extra", {}).items()}
+    mouth = extra.get("mouth")                              # pac-men: drawn turned to face their direction
+    turn = rotation if mouth is None else rotation + np.where(mouth > 0, extra["direction"], 0.0)
     structure = [k for k, v in lay.items() if isinstance(v, np.ndarray) and v.ndim == 1]
     constants, lists = lay.get("constants", {}), lay.get("lists", {})
     under = lay.get("under")
@@ -303,11 +308,11 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
     def caption(b: int) -> str:
         return record(fs[b], kinds[b], broken_of(b), [], [], [], {})[2]
     cols = dict(shape=np.vectorize(SHAPE_INDEX.__getitem__, otypes=[np.int64])(shape), center=centre, radius=radius,
-                color=rgb, valid=valid, rotation=rotation)
+                color=rgb, valid=valid, rotation=turn, mouth=np.zeros_like(radius) if mouth is None else mouth)
     if under is not None:                                   # a circle under everything
         lead = dict(shape=np.full((B, 1), SHAPE_INDEX["circle"]), center=under["center"][:, None],
                     radius=under["radius"][:, None], color=under["rgb"][:, None], valid=np.ones((B, 1), bool),
-                    rotation=np.zeros((B, 1)))
+                    rotation=np.zeros((B, 1)), mouth=np.zeros((B, 1)))
         cols = {k: np.concatenate([lead[k], v], 1) for k, v in cols.items()}
     answers = [LABELS[0] if k is None else LABELS[1] for k in kinds]
     return ShapeBatch(**cols, question=QUESTION, answer=answers, answer_type="fixed", options=list(LABELS), meta=meta,
