@@ -618,26 +618,17 @@ def test_place_matches_the_numpy_version():
     assert outcomes == {True, False}
 
 
-def test_small_helpers_match_their_numpy_versions():
-    from scenes.elvis.attributes import SIZES, named_colours, pick
+def test_radii_follow_size_class_and_narrowest_side():
+    from scenes.elvis.attributes import SIZES
+    from scenes.elvis.batched import radii_of
     rng = np.random.default_rng(23)
-    names = sorted(named_colours())
-    for k in range(300):
-        n = int(rng.integers(0, 30))
-        sizes = [list(SIZES)[int(i)] for i in rng.integers(0, 3, n)]
-        shapes = [("triangle", "star", "circle", "heart", "pacman")[int(i)] for i in rng.integers(0, 5, n)]
-        base = (np.float64, float)[k % 2](rng.uniform(0.001, 0.05))
-        ref = np.maximum(np.array([base * SIZES[s] for s in sizes]),
-                         [layouts.MIN_NARROW / (2 * layouts.NARROW.get(sh, 1.0)) for sh in shapes])
-        assert _same(layouts._radii(sizes, base, shapes), ref)
-        assert _same(layouts._radii(sizes, base), np.array([base * SIZES[s] for s in sizes]))
-        colours = [names[int(i)] for i in rng.integers(0, len(names), n)]
-        seed = int(rng.integers(1 << 30))
-        for values, size in ((colours or ["x"], None), (tuple(names), n), (range(5), 3), ({"a": 1, "b": 2}, None)):
-            a, b = np.random.default_rng(seed), np.random.default_rng(seed)
-            vals = list(values)
-            old = vals[int(b.integers(len(vals)))] if size is None else [vals[int(i)] for i in b.integers(len(vals), size=size)]
-            assert pick(a, values, size) == old and a.random() == b.random()
+    sizes = np.array(list(SIZES), dtype=object)[rng.integers(0, 3, (20, 30))]
+    shapes = np.array(["triangle", "star", "circle", "heart", "pacman"], dtype=object)[rng.integers(0, 5, (20, 30))]
+    base = rng.uniform(0.001, 0.05, 20)
+    want = np.array([[max(base[b] * SIZES[s], layouts.MIN_NARROW / (2 * layouts.NARROW.get(sh, 1.0)))
+                      for s, sh in zip(sizes[b], shapes[b])] for b in range(20)])
+    assert _same(radii_of(sizes, shapes, base), want)
+    assert (radii_of(sizes, shapes, base) > base[:, None] * 0.69).all()
 
 
 def test_arc_helpers_match_their_numpy_versions():

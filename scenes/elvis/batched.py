@@ -56,7 +56,7 @@ class Batch:
 def broken_props(rng: BatchRandom, category: str, rel: list, attribute: np.ndarray) -> dict:
     """Per relevant property of ``category``, whether each sample breaks it: attribute
     negatives (``attribute [B]``) break each relevant property with probability 1/2, and one
-    of them when the coins spare all (as :func:`scenes.elvis.tasks.layout_for`).
+    of them when the coins spare all.
     ``rel``: each sample's relevant properties. Returns ``{prop: [B] bool}``."""
     props = CATEGORIES[category].props
     coins, fallback = rng.random(len(props)), rng.random()
@@ -100,8 +100,7 @@ def attributes(rng: BatchRandom, batch: Batch, group: np.ndarray, live: np.ndarr
                per_group=(), cue: str | None = None, behind=(BACKGROUND,), rule=None) -> dict:
     """Shape, colour and size of objects ``[B,K]`` (``live`` ones first, object ``k`` in
     group ``group[b,k] < ng[b] <= width``; ``width`` is the category's most groups, so that
-    every sample draws alike), by the rules of :func:`scenes.elvis.attributes.assign`:
-    a relevant property takes the allowed values (cycling by group where it is set per
+    every sample draws alike), by these rules: a relevant property takes the allowed values (cycling by group where it is set per
     group, drawn among them per object otherwise) and, where broken, gives a random
     non-empty set of groups values clearly not allowed; an irrelevant one takes one value
     per image; any other is drawn per group (``per_group``) or per object, with at least two

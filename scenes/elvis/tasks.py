@@ -19,23 +19,17 @@ from fractions import Fraction
 import numpy as np
 
 from engine.batched import BatchRandom, ShapeBatch
-from engine.placement import PlacementError
-from engine.sample import Draw
-from engine.scene import Scene
 from engine.shapes import SHAPES as ENGINE_SHAPES
-from engine.shapes import draw_shapes
 
-from . import batched, continuity, pacmen
-from .attributes import BACKGROUND, named_colours
+from . import batched, continuity, cutouts
+from .attributes import BACKGROUND
 from .factors import CATEGORIES, Factors, enumerate_factors
 from .family import FAMILY, PRINCIPLE_SHARE
-from .layouts import LAYOUTS, Context, Layout
 
 SHAPE_INDEX = {**{name: k for k, name in enumerate(ENGINE_SHAPES)}, "pacman": 0}    # a pac-man: its mouth decides
 QUESTION = "Classify this image as Positive or Negative. Only answer with positive or negative."
 LABELS = ("positive", "negative")
 PER_CLASS = 3
-ATTEMPTS = 80
 
 
 def split_indices(per_class: int = PER_CLASS) -> dict[str, list[int]]:
@@ -52,57 +46,6 @@ def negative_kind(index: int, share: str | Fraction = PRINCIPLE_SHARE) -> str | 
         return None
     k, s = index // 2, Fraction(share)
     return "principle" if int((k + 1) * s) > int(k * s) else "attribute"
-
-
-def _broken_props(rng: np.random.Generator, rel) -> tuple[str, ...]:
-    chosen = tuple(p for p in rel if rng.random() < 0.5)
-    return chosen or (rel[int(rng.integers(len(rel)))],)
-
-
-def layout_for(rng: np.random.Generator, f: Factors, index: int,
-               share: str = PRINCIPLE_SHARE) -> tuple[Layout, tuple[str, ...], str | None]:
-    """The layout of sample ``index`` and the constraints it breaks."""
-    kind = negative_kind(index, share)
-    broken = _broken_props(rng, f.rel) if kind == "attribute" else ()
-    ctx = Context(rng, f, principle=kind != "principle", broken=broken)
-    for _ in range(ATTEMPTS):
-        try:
-            return LAYOUTS[f.category](ctx), broken, kind
-        except PlacementError:
-            continue
-    raise RuntimeError(f"{f.task_id}: no valid layout in {ATTEMPTS} attempts (index {index})")
-
-
-def draw(lay: Layout) -> tuple[Scene, list[dict]]:
-    """The scene of a layout and its object list (with each object's primitive index)."""
-    s = Scene(background=BACKGROUND)
-    for b in lay.behind:
-        s.circle(tuple(b["center"]), b["radius"], color=tuple(b["rgb"]))
-    n = len(lay.shape)
-    shapes = list(lay.shape)
-    rgbs = [tuple(v) for v in lay.rgb] if lay.rgb else [named_colours()[c] for c in lay.color]
-    centers = np.asarray(lay.centers, dtype=np.float64).reshape(n, 2)
-    radii = np.asarray(lay.radius, dtype=np.float64).reshape(n)
-    rots = [float(v) for v in lay.rotation] if lay.rotation else [0.0] * n
-    extras = list(lay.extra) if lay.extra else [{}] * n
-    first = len(s.primitives)
-    i = 0
-    while i < n:                               # runs of named shapes at once, each pac-man on its own
-        j = shapes.index("pacman", i) if "pacman" in shapes[i:] else n
-        if j > i:
-            draw_shapes(s, shapes[i:j], centers[i:j], radii[i:j], rgbs[i:j], rots[i:j])
-        if j < n:
-            s.pacman((float(centers[j, 0]), float(centers[j, 1])), float(radii[j]), mouth=extras[j]["mouth"],
-                     direction=extras[j]["direction"], color=rgbs[j])
-        i = j + 1
-    objects = [{"shape": shape, "color": lay.color[i], "rgb": list(rgb), "size": lay.size[i], "radius": round(r, 5),
-                "center": [round(x, 5), round(y, 5)], "rotation": round(rot, 3), "group": int(lay.groups[i]),
-                "prim": first + i, **extra}
-               for i, (shape, rgb, r, (x, y), rot, extra) in enumerate(zip(shapes, rgbs, radii.tolist(),
-                                                                          centers.tolist(), rots, extras))]
-    for o in lay.front:
-        s.circle(tuple(o["center"]), o["radius"], color=tuple(o["rgb"]))
-    return s, objects
 
 
 # ---------------------------------------------------------------- rules in words
@@ -208,20 +151,9 @@ BATCHED = {**{name: getattr(batched, name) for name in ("radial_symmetry", "axis
                                                        "big_circle")},
            **{name: getattr(continuity, name) for name in ("one_split_n", "intersected_splines",
                                                           "non_intersected_splines", "overlap_splines")},
-           **{name: getattr(pacmen, name) for name in ("pacman", "feature_triangle", "feature_square")}}
-# ^ the categories drawn a batch at a time
-
-
-@FAMILY.task(cases=_cases([c for c in CATEGORIES if c not in BATCHED]), description=_about,
-             answer_distribution={"positive": 0.5, "negative": 0.5}, options=LABELS)
-def sample_elvis(rng: np.random.Generator, index: int, category: str, rel, irr, groups: int, quantity: str,
-                 qualifier: str, settings: dict) -> Draw:
-    """One ELVIS image: a positive (even index) or a negative (odd index) of the task."""
-    f = Factors(category, tuple(rel), tuple(irr), groups, quantity, qualifier)
-    lay, broken, kind = layout_for(rng, f, index, settings.get("principle_share", PRINCIPLE_SHARE))
-    scene, objects = draw(lay)
-    meta, answer, caption = record(f, kind, broken, objects, lay.behind, lay.front, _jsonable(lay.info))
-    return Draw(scene, QUESTION, answer, "fixed", options=list(LABELS), meta=meta, caption=caption)
+           **{name: getattr(cutouts, name) for name in ("pacman", "feature_triangle", "feature_square",
+                                                       "feature_circle")}}
+# ^ every category's layout, drawn a batch at a time
 
 
 def record(f: Factors, kind: str | None, broken: tuple, objects: list[dict], behind: list, front: list,
@@ -247,12 +179,13 @@ def record(f: Factors, kind: str | None, broken: tuple, objects: list[dict], beh
     return meta, LABELS[0] if label else LABELS[1], "Rule: " + rule + ("" if label else f" Broken: {', '.join(broken)}.")
 
 
-@FAMILY.task(cases=_cases(list(BATCHED)), description=_about, answer_distribution={"positive": 0.5, "negative": 0.5},
+@FAMILY.task(cases=_cases(list(CATEGORIES)), description=_about, answer_distribution={"positive": 0.5, "negative": 0.5},
              options=LABELS, batched=True, group="category")
 def sample_elvis_batch(rng: BatchRandom, index: np.ndarray, category: list, rel: list, irr: list, groups: list,
                        quantity: list, qualifier: list, settings: dict) -> ShapeBatch:
-    """ELVIS images of tasks of one category (:data:`BATCHED`), drawn at once: sample ``b``
-    is image ``index[b]`` of the task with factors ``category[b], rel[b], ...``."""
+    """ELVIS images of tasks of one category, drawn at once (the category's layout in
+    :data:`BATCHED`): sample ``b`` is image ``index[b]`` of the task with factors
+    ``category[b], rel[b], ...``; a positive at even indices, a negative at odd ones."""
     cat = category[0]
     share = settings.get("principle_share", PRINCIPLE_SHARE)
     kinds = [negative_kind(int(i), share) for i in index]
@@ -267,8 +200,9 @@ def sample_elvis_batch(rng: BatchRandom, index: np.ndarray, category: list, rel:
 def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBatch:
     """A batched layout (:func:`scenes.elvis.batched.redrawn`: slot arrays ``[B, G, N]``, slot
     ``(g, n)`` an object of group ``g``, its ``extra`` fields, an optional ``under`` backdrop
-    disc and per-sample ``structure`` fields) as a :class:`engine.batched.ShapeBatch`: the
-    disc first, then the valid slots group by group."""
+    disc, optional ``over`` discs of the background colour drawn last (occluders) and
+    per-sample ``structure`` fields) as a :class:`engine.batched.ShapeBatch`: the backdrop
+    first, then the valid slots group by group, then the occluders."""
     B = len(fs)
     valid = lay["valid"].reshape(B, -1)
     order = np.argsort(~valid, axis=1, kind="stable")
@@ -286,7 +220,7 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
     turn = rotation if mouth is None else rotation + np.where(mouth > 0, extra["direction"], 0.0)
     structure = [k for k, v in lay.items() if isinstance(v, np.ndarray) and v.ndim == 1]
     constants, lists = lay.get("constants", {}), lay.get("lists", {})
-    under = lay.get("under")
+    under, over = lay.get("under"), lay.get("over")
     first = 0 if under is None else 1                       # the backdrop disc takes slot 0
 
     def meta(b: int) -> dict:
@@ -300,7 +234,7 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
                                             "radius": float(under["radius"][b]), "rgb": under["rgb"][b].tolist()}]
         info = {**constants, **{k: [int(v) for v in a[b] if v >= 0] for k, a in lists.items()},
                 **{k: lay[k][b].item() for k in structure}, **(lay["describe"](b) if "describe" in lay else {})}
-        return record(fs[b], kinds[b], broken_of(b), objects, behind, [], info)[0]
+        return record(fs[b], kinds[b], broken_of(b), objects, behind, [] if over is None else _occluders(over, b), info)[0]
 
     def broken_of(b: int) -> tuple:
         return tuple(p for p in fs[b].rel if p in broken and broken[p][b])
@@ -309,35 +243,41 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
         return record(fs[b], kinds[b], broken_of(b), [], [], [], {})[2]
     cols = dict(shape=np.vectorize(SHAPE_INDEX.__getitem__, otypes=[np.int64])(shape), center=centre, radius=radius,
                 color=rgb, valid=valid, rotation=turn, mouth=np.zeros_like(radius) if mouth is None else mouth)
+    parts = [cols]
     if under is not None:                                   # a circle under everything
-        lead = dict(shape=np.full((B, 1), SHAPE_INDEX["circle"]), center=under["center"][:, None],
-                    radius=under["radius"][:, None], color=under["rgb"][:, None], valid=np.ones((B, 1), bool),
-                    rotation=np.zeros((B, 1)), mouth=np.zeros((B, 1)))
-        cols = {k: np.concatenate([lead[k], v], 1) for k, v in cols.items()}
+        parts.insert(0, _discs(under["center"][:, None], under["radius"][:, None], under["rgb"][:, None],
+                               np.ones((B, 1), bool)))
+    if over is not None:                                    # discs over everything, then valid slots first again
+        parts.append(_discs(over["center"], over["radius"], np.broadcast_to(BACKGROUND, over["radius"].shape + (3,)),
+                            over["valid"]))
+    cols = {k: np.concatenate([p[k] for p in parts], 1) for k in cols}
+    if over is not None:
+        order = np.argsort(~cols["valid"], axis=1, kind="stable")
+        cols = {k: v[rows, order] for k, v in cols.items()}
     answers = [LABELS[0] if k is None else LABELS[1] for k in kinds]
     return ShapeBatch(**cols, question=QUESTION, answer=answers, answer_type="fixed", options=list(LABELS), meta=meta,
                       background=BACKGROUND, caption=caption)
 
 
+def _discs(centre: np.ndarray, radius: np.ndarray, rgb: np.ndarray, valid: np.ndarray) -> dict:
+    """ShapeBatch columns of discs ``[B, D]`` (``centre [B,D,2]``, ``rgb [B,D,3]``)."""
+    return dict(shape=np.full(radius.shape, SHAPE_INDEX["circle"]), center=centre, radius=radius, color=rgb,
+                valid=valid, rotation=np.zeros(radius.shape), mouth=np.zeros(radius.shape))
+
+
+def _occluders(over: dict, b: int) -> list[dict]:
+    """Sample ``b``'s occluding discs (``over`` slots) as meta records; a notch names the
+    object it bites."""
+    out = []
+    for k in np.nonzero(over["valid"][b])[0]:
+        o = {"kind": "disc", "center": over["center"][b, k].tolist(), "radius": float(over["radius"][b, k]),
+             "rgb": list(BACKGROUND)}
+        if over["notch"][b, k] >= 0:
+            o["notch"] = int(over["notch"][b, k])
+        out.append(o)
+    return out
+
+
 def _plain(v):
     """A numpy scalar as the Python value (``None`` stays)."""
     return v.item() if isinstance(v, np.generic) else v
-
-
-_PLAIN = (float, int, str, bool, type(None))
-
-
-def _jsonable(x):
-    """``x`` with numpy arrays and scalars turned into lists and Python numbers, tuples into
-    lists (JSON's types)."""
-    if isinstance(x, dict):
-        return {k: _jsonable(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        if all(type(v) in _PLAIN for v in x):              # exact types: a numpy float is a float subclass
-            return list(x)
-        return [_jsonable(v) for v in x]
-    if isinstance(x, np.generic):
-        return x.item()
-    if isinstance(x, np.ndarray):
-        return x.tolist()
-    return x
