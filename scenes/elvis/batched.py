@@ -100,14 +100,14 @@ def attributes(rng: BatchRandom, batch: Batch, group: np.ndarray, live: np.ndarr
                per_group=(), cue: str | None = None, behind=(BACKGROUND,), rule=None) -> dict:
     """Shape, colour and size of objects ``[B,K]`` (``live`` ones first, object ``k`` in
     group ``group[b,k] < ng[b] <= width``; ``width`` is the category's most groups, so that
-    every sample draws alike), by these rules: a relevant property takes the allowed values (cycling by group where it is set per
-    group, drawn among them per object otherwise) and, where broken, gives a random
-    non-empty set of groups values clearly not allowed; an irrelevant one takes one value
-    per image; any other is drawn per group (``per_group``) or per object, with at least two
-    different values. The ``cue`` property takes clearly different values per group (the
-    allowed ones when relevant). Colours stay visible on every colour ``behind``. ``rule
-    [B,K]`` (default: all): the objects the rule speaks of; the others take any value of a
-    relevant property. Returns ``{prop: [B,K]}`` names (object arrays)."""
+    every sample draws alike), by these rules: a relevant property takes the allowed values
+    (cycling by group where it is set per group, drawn among them per object otherwise) and,
+    where broken, gives a random non-empty set of groups values clearly not allowed; an
+    irrelevant one takes one value per image; any other is drawn per group (``per_group``)
+    or per object, with at least two different values. The ``cue`` property takes clearly
+    different values per group (the allowed ones when relevant). Colours stay visible on
+    every colour ``behind``. ``rule [B,K]`` (default: all): the objects the rule speaks of;
+    the others take any value of a relevant property. Returns ``{prop: [B,K]}`` names (object arrays)."""
     B, K = live.shape
     G = width
     n = live.sum(1)
@@ -193,6 +193,8 @@ def _distinct(u: np.ndarray, far: np.ndarray, k: np.ndarray, width: int, avoid=N
     got = np.zeros(B, np.int64)
     rows = np.arange(B)
     for step in range(P):
+        if (got >= k).all():                                 # every sample has its values: the rest would take none
+            break
         c = order[:, step]
         take = (got < k) & ~blocked[rows, c]
         out[rows[take], got[take]] = c[take]

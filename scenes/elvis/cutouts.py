@@ -74,7 +74,8 @@ def turns(rng: BatchRandom, batch: Batch, figures: int, per_figure: int) -> np.n
     centre: its ink sits where a positive's does and neighbouring inks keep their spacing,
     so that statistics blind to the alignment cannot tell the two apart."""
     G = batch.groups
-    u_hit, u_hit1, u_sign, u_turn = rng.random(figures), rng.random(), rng.random(figures), rng.random(figures, per_figure)
+    u_hit, u_hit1 = rng.random(figures), rng.random()
+    u_sign, u_turn = rng.random(figures), rng.random(figures, per_figure)
     hit = (u_hit < 0.5) & (np.arange(figures)[None, :] < G[:, None])
     none = ~hit.any(1)
     hit[none, _pick(u_hit1, G)[none]] = True
@@ -178,10 +179,11 @@ def _circle_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray]:
     depth = np.clip((BITE[0] + rng.random(F, 4) * (BITE[1] - BITE[0])) * edge, MIN_CUT, 0.6 * edge)
     ang = np.radians(rot[..., None] + 45.0 + 90.0 * np.arange(4))
     u = np.stack([np.cos(ang), -np.sin(ang)], -1)                                   # [B,F,4,2]
-    pts = hubs[:, :, None] + u * (cut[..., None] + edge - depth)[..., None]        # each reaches ``depth`` into the disc
+    pts = hubs[:, :, None] + u * (cut[..., None] + edge - depth)[..., None]     # each reaches ``depth`` into the disc
     # a notch faces the centre turned by the figure's pinwheel: ``-u`` turned counter-clockwise on screen
     t = np.radians(turned)
-    towards = np.stack([-np.cos(t) * u[..., 0] - np.sin(t) * u[..., 1], np.sin(t) * u[..., 0] - np.cos(t) * u[..., 1]], -1)
+    towards = np.stack([-np.cos(t) * u[..., 0] - np.sin(t) * u[..., 1],
+                        np.sin(t) * u[..., 0] - np.cos(t) * u[..., 1]], -1)
     rho = NOTCH[0] * cut
     notched = turned.any(2)                                                         # [B,F]
     used = np.arange(F)[None, :] < G[:, None]

@@ -234,7 +234,8 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
                                             "radius": float(under["radius"][b]), "rgb": under["rgb"][b].tolist()}]
         info = {**constants, **{k: [int(v) for v in a[b] if v >= 0] for k, a in lists.items()},
                 **{k: lay[k][b].item() for k in structure}, **(lay["describe"](b) if "describe" in lay else {})}
-        return record(fs[b], kinds[b], broken_of(b), objects, behind, [] if over is None else _occluders(over, b), info)[0]
+        front = [] if over is None else _occluders(over, b)
+        return record(fs[b], kinds[b], broken_of(b), objects, behind, front, info)[0]
 
     def broken_of(b: int) -> tuple:
         return tuple(p for p in fs[b].rel if p in broken and broken[p][b])
