@@ -11,7 +11,6 @@ sample of the batch.
 from __future__ import annotations
 
 import functools
-import math
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -232,16 +231,16 @@ class ShapeBatch:
 
     def scene(self, b: int) -> Scene:
         """Sample ``b`` as a :class:`Scene` whose collation equals row ``b`` of :meth:`scene_batch`."""
-        kind, (prims, _, _, _) = self._kinds()
+        kind, (prims, _, _, _) = self._kinds
         s = Scene(background=self.background)
-        for k in np.nonzero(self.valid[b])[0]:
-            p = prims[kind[b, k]]
-            r = self.radius[b, k]
-            s.primitives.append(p._replace(
-                center=(float(self.center[b, k, 0]), float(self.center[b, k, 1])),
-                scale=(float(p.scale[0] * r), float(p.scale[1] * r)),
-                rotation=0.0 if self.rotation is None else -math.radians(float(self.rotation[b, k])),
-                color=tuple(float(c) / 255.0 for c in self.color[b, k])))
+        slots = np.nonzero(self.valid[b])[0]
+        turns = [0.0] * len(slots) if self.rotation is None else (-np.radians(self.rotation[b, slots])).tolist()
+        push = s.primitives.append
+        for k, (x, y), r, turn, rgb in zip(kind[b, slots].tolist(), self.center[b, slots].tolist(),
+                                           self.radius[b, slots].tolist(), turns,
+                                           (self.color[b, slots] / 255.0).tolist()):
+            p = prims[k]
+            push(p._replace(center=(x, y), scale=(p.scale[0] * r, p.scale[1] * r), rotation=turn, color=tuple(rgb)))
         return s
 
     def draw(self, b: int) -> Draw:
@@ -249,6 +248,7 @@ class ShapeBatch:
         return Draw(self.scene(b), self.question_of(b), self.answer[b], self.answer_type, options=self.options,
                     meta=self.meta(b), caption=None if self.caption is None else self.caption(b))
 
+    @functools.cached_property
     def _kinds(self) -> tuple:
         """Each slot's row ``[B,K]`` in the prototype table, and the table
         (:func:`_prototypes`): the named shapes, then a pac-man per mouth in use."""
@@ -270,7 +270,7 @@ class ShapeBatch:
         import torch                      # listing tasks needs no torch; drawing them does
 
         from .batch import SceneBatch
-        kind, (prims, verts, nverts, bounds) = self._kinds()
+        kind, (prims, verts, nverts, bounds) = self._kinds
         B, K = self.valid.shape
         v = self.valid
         pscale = np.array([p.scale for p in prims])                       # [S,2] at radius 1

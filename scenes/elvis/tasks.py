@@ -224,12 +224,14 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
     first = 0 if under is None else 1                       # the backdrop disc takes slot 0
 
     def meta(b: int) -> dict:
-        objects = [{"shape": shape[b, k], "color": colour[b, k], "rgb": rgb[b, k].tolist(),
-                    "size": size[b, k], "radius": round(float(radius[b, k]), 5),
-                    "center": [round(float(centre[b, k, 0]), 5), round(float(centre[b, k, 1]), 5)],
-                    "rotation": round(float(rotation[b, k]), 3), "group": int(group[b, k]), "prim": first + k,
-                    **{name: _plain(v[b, k]) for name, v in extra.items()}}
-                   for k in range(int(valid[b].sum()))]
+        n = int(valid[b].sum())
+        more = [dict(zip(extra, vals)) for vals in zip(*(v[b, :n].tolist() for v in extra.values()))] \
+            if extra else [{}] * n
+        objects = [{"shape": sh, "color": co, "rgb": c3, "size": si, "radius": round(r, 5),
+                    "center": [round(x, 5), round(y, 5)], "rotation": round(t, 3), "group": g, "prim": first + k, **e}
+                   for k, (sh, co, c3, si, r, (x, y), t, g, e) in enumerate(zip(
+                       shape[b, :n], colour[b, :n], rgb[b, :n].tolist(), size[b, :n], radius[b, :n].tolist(),
+                       centre[b, :n].tolist(), rotation[b, :n].tolist(), group[b, :n].tolist(), more))]
         behind = [] if under is None else [{"kind": "disc", "center": under["center"][b].tolist(),
                                             "radius": float(under["radius"][b]), "rgb": under["rgb"][b].tolist()}]
         info = {**constants, **{k: [int(v) for v in a[b] if v >= 0] for k, a in lists.items()},
@@ -279,6 +281,3 @@ def _occluders(over: dict, b: int) -> list[dict]:
     return out
 
 
-def _plain(v):
-    """A numpy scalar as the Python value (``None`` stays)."""
-    return v.item() if isinstance(v, np.generic) else v
