@@ -413,17 +413,17 @@ def _bundled(jobs, cfg: RunConfig):
     """``jobs`` (``(out, cfg, task, k)``, in order) with consecutive shards of batched tasks
     sharing a batch key gathered into bundles of about :data:`BUNDLE` samples: each item
     ``(out, cfg, [(task, k), ...])``."""
-    bundle, key, size = [], None, 0
+    bundle, key, size, where = [], None, 0, None      # where: the bundle's (out, cfg)
     for out, c, t, k in jobs:
-        task = get_task(t, cfg.settings)
+        task = get_task(t, c.settings)
         here = task.batch_key if task.batched else None
-        if bundle and (here is None or here != key or size >= BUNDLE):
-            yield out, c, bundle
+        if bundle and (here is None or here != key or size >= BUNDLE or (out, c) != where):
+            yield (*where, bundle)
             bundle, size = [], 0
         bundle.append((t, k))
-        key, size = here, size + len(cfg.rows(k))
+        key, size, where = here, size + len(c.rows(k)), (out, c)
     if bundle:
-        yield out, c, bundle
+        yield (*where, bundle)
 
 
 def write_shard(out: str, cfg: RunConfig, task: str, k: int) -> int:

@@ -132,6 +132,7 @@ def through(angle: np.ndarray, half, bend: np.ndarray) -> np.ndarray:
 
 
 def _pick_of(table: dict, keys: np.ndarray) -> np.ndarray:
+    """``[B]``: ``table[key]`` for each of ``keys``."""
     return np.array([table[k] for k in keys])
 
 
@@ -168,6 +169,7 @@ def one_split_n(rng: BatchRandom, batch: Batch) -> dict:
 
 
 def _waves(rng: BatchRandom, batch: Batch) -> dict:
+    """The curves and object places of non_intersected_splines: a plan for :func:`_objects_on`."""
     B, G = len(batch), batch.groups
     n = _pick_of(WAVE_COUNTS, batch.quantity)
     phase, freq = rng.random(CURVES) * 2 * math.pi, rng.uniform(1.5, 3.5, CURVES)
@@ -184,6 +186,7 @@ def _waves(rng: BatchRandom, batch: Batch) -> dict:
 
 
 def _crossing(rng: BatchRandom, batch: Batch) -> dict:
+    """The curves and object places of intersected_splines: a plan for :func:`_objects_on`."""
     B, G = len(batch), batch.groups
     n = _pick_of(CROSSING_COUNTS, batch.quantity)
     a0, half, bend = rng.random() * 180, rng.uniform(*CROSSING_HALF, CURVES), rng.uniform(-0.04, 0.04, CURVES, 2)
@@ -206,6 +209,7 @@ def _crossing(rng: BatchRandom, batch: Batch) -> dict:
 
 
 def _overlapping(rng: BatchRandom, batch: Batch) -> dict:
+    """The curves and object places of overlap_splines: a plan for :func:`_objects_on`."""
     B, G = len(batch), batch.groups
     n = _pick_of(CROSSING_COUNTS, batch.quantity)
     a0, jitter, bend = rng.random() * 180, rng.uniform(-6, 6, CURVES), rng.uniform(-0.04, 0.04, CURVES, 2)
@@ -238,6 +242,7 @@ def _overlapping(rng: BatchRandom, batch: Batch) -> dict:
 
 
 def _fork(rng: BatchRandom, batch: Batch) -> dict:
+    """The curves and object places of one_split_n: a plan for :func:`_objects_on`."""
     B, G = len(batch), batch.groups
     n = _pick_of(LINE_COUNTS, batch.quantity)
     u = rng.random(6)
@@ -283,6 +288,9 @@ def _fork(rng: BatchRandom, batch: Batch) -> dict:
 # ---------------------------------------------------------------- objects, breaks, checks
 
 def _continuity(rng: BatchRandom, batch: Batch, curves) -> dict:
+    """The layout of a continuity category whose plan ``curves(rng, batch)`` gives (objects
+    placed, broken and checked by :func:`_objects_on`, redrawn where a draw fails), with the
+    curves and breaks described per sample."""
     out = redrawn(rng, batch, lambda r, b: _objects_on(r, b, curves(r, b)))
     trunk = batch.category == "one_split_n"
 
@@ -301,7 +309,8 @@ def _objects_on(rng: BatchRandom, batch: Batch, plan: dict) -> tuple[dict, np.nd
     [B,C,N,2]`` and ``count [B,C]`` the objects' places, ``base`` their size or ``None`` for
     a third of the spacing, ``ok``; optional ``twin`` curve repeating curve 0, ``keep`` curve
     never broken, ``crossing`` at the centre). Draws attributes, breaks the curves of
-    principle negatives and checks that no two objects touch and all stay inside."""
+    principle negatives and checks that no two objects touch and all stay inside. Returns
+    ``(layout, ok [B])``: slot arrays ``[B,C,N]`` and what the description needs."""
     B, C, N = plan["pts"].shape[:3]
     count, ok = plan["count"], plan["ok"].copy()
     live = np.arange(N) < count[..., None]                                   # [B,C,N]

@@ -13,7 +13,6 @@ import numpy as np
 
 from engine.batched import BatchRandom, in_box, place_once
 
-from .attributes import BACKGROUND
 from .batched import CANDIDATES, Batch, _pick, attributes, figure_slots, grouped_slots, outlines, radii_of, redrawn
 from .layouts import BITE, CLOSURE_BASE, FIGURE_RADIUS, MIN_CUT, MISALIGN, NOTCH, REACH, SMALLEST_FIGURE
 
@@ -41,6 +40,8 @@ def pacman(rng: BatchRandom, batch: Batch) -> dict:
 
 
 def _pacman_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray]:
+    """One draw of :func:`pacman`: slot arrays ``[B, 1, K]`` (extra ``direction`` and
+    ``mouth``), ``directions [B, 3]`` per group, and ``ok [B]``."""
     B, G = len(batch), batch.groups
     K = PACMAN_GROUPS * PER_PACMAN_GROUP
     sizes, n, live, group = grouped_slots(rng, batch, PACMAN_COUNTS, PACMAN_GROUPS, K)
@@ -109,6 +110,8 @@ def feature_square(rng: BatchRandom, batch: Batch) -> dict:
 
 
 def _kanizsa(rng: BatchRandom, batch: Batch, sides: int) -> dict:
+    """The illusory polygons with ``sides`` corners (:func:`_kanizsa_once`, redrawn where a
+    draw fails): the layout dict, its figures described per sample."""
     out = redrawn(rng, batch, lambda r, b: _kanizsa_once(r, b, sides))
     figures = _figures_of(out, batch, sides)
     return {**{k: v for k, v in out.items() if not k.startswith("fig_") and k != "turned"},
