@@ -86,7 +86,8 @@ def resampled(curves: np.ndarray, s: np.ndarray, n: np.ndarray, start, slots: in
     length = s[..., -1]
     j = np.arange(slots)
     share = np.minimum(j / np.maximum(np.asarray(n)[..., None] - 1, 1), 1.0)
-    t = start[..., None] + (length - start)[..., None] * share if np.ndim(start) else start + length[..., None] * share
+    start = np.asarray(start, dtype=np.float64)
+    t = start[..., None] + (length - start)[..., None] * share
     return at_arc(curves, s, t)
 
 
