@@ -354,12 +354,40 @@ def _install(tmp: Path, final: Path, marker: str) -> None:
 def _write_shard(out: str, cfg: RunConfig, task: str, k: int) -> tuple[str, int, dict]:
     """Generate, render and atomically write one shard (over a damaged one); returns its
     relative path, its number of samples and its file record."""
+    samples = get_task(task, cfg.settings).samples(cfg.seed, cfg.rows(k))
+    return _install_shard(out, cfg, task, k, samples, encoded_panels(samples, cfg.size))
+
+
+def _write_bundle(out: str, cfg: RunConfig, shards: list[tuple[str, int]]) -> list[tuple[str, int, dict]]:
+    """Write the ``shards`` ``(task, k)`` of batched tasks sharing one batch key (as
+    :func:`_write_shard` writes each, the same files): their samples drawn
+    :data:`engine.task.BATCH` at a time across the tasks and rendered together. Returns each
+    shard's result, in order."""
+    from .task import BATCH, draw_together
+    tasks = {t: get_task(t, cfg.settings) for t, _ in shards}
+    if not tasks[shards[0][0]].batched:                   # a task drawn one sample at a time: shard by shard
+        return [_write_shard(out, cfg, t, k) for t, k in shards]
+    members = [(tasks[t], i) for t, k in shards for i in cfg.rows(k)]
+    samples = []
+    for a in range(0, len(members), BATCH):
+        part = members[a:a + BATCH]
+        drawn = draw_together(cfg.seed, part)
+        samples += [task.build(drawn.draw(b), cfg.seed, i) for b, (task, i) in enumerate(part)]
+    images = encoded_panels(samples, cfg.size)
+    out_rows, at = [], 0
+    for t, k in shards:
+        n = len(cfg.rows(k))
+        out_rows.append(_install_shard(out, cfg, t, k, samples[at:at + n], images[at:at + n]))
+        at += n
+    return out_rows
+
+
+def _install_shard(out: str, cfg: RunConfig, task: str, k: int, samples: list, images: list) -> tuple[str, int, dict]:
+    """Atomically write shard ``k`` of ``task`` holding ``samples`` and their PNG ``images``;
+    returns its relative path, its number of samples and its file record."""
     root = Path(out)
     rel = shard_path(cfg, task, k)
     final = root / rel
-    rows = cfg.rows(k)
-    samples = get_task(task, cfg.settings).samples(cfg.seed, rows)
-    images = encoded_panels(samples, cfg.size)
     tmp = final.parent / f"{TMP_PREFIX}{cfg.marker()}-{os.getpid()}-{final.name}"
     try:
         final.parent.mkdir(parents=True, exist_ok=True)
@@ -369,13 +397,37 @@ def _write_shard(out: str, cfg: RunConfig, task: str, k: int) -> tuple[str, int,
         else:
             _write_imagefolder(tmp, samples, images)
         record = _file_record(tmp, rel)
+        if not (root / RUN_FILE).exists():
+            # the folder says whose shards it holds before the first one lands: a run stopped
+            # between a worker's install and the parent's journal entry still resumes
+            _write_identity(root, cfg)
         _install(tmp, final, cfg.marker())
     except BaseException as e:
         _remove(tmp)
         if isinstance(e, OSError) and _disk_full(e):
             raise _disk_full_error(root, rel) from None
         raise
-    return rel, len(rows), record
+    return rel, len(samples), record
+
+
+BUNDLE = 256   # samples of one batch key's shards a local worker draws and renders together
+
+
+def _bundled(jobs):
+    """``jobs`` (``(out, cfg, task, k)``, in order) with consecutive shards of batched tasks
+    sharing a batch key gathered into bundles of about :data:`BUNDLE` samples: each item
+    ``(out, cfg, [(task, k), ...])``."""
+    bundle, key, size, where = [], None, 0, None      # where: the bundle's (out, cfg)
+    for out, c, t, k in jobs:
+        task = get_task(t, c.settings)
+        here = task.batch_key if task.batched else None
+        if bundle and (here is None or here != key or size >= BUNDLE or (out, c) != where):
+            yield (*where, bundle)
+            bundle, size = [], 0
+        bundle.append((t, k))
+        key, size, where = here, size + len(c.rows(k)), (out, c)
+    if bundle:
+        yield (*where, bundle)
 
 
 def write_shard(out: str, cfg: RunConfig, task: str, k: int) -> int:
@@ -406,6 +458,10 @@ def _init_worker(threads: int, parent: int, budget: int) -> None:
 
 def _worker(args) -> tuple[str, int, dict]:
     return _write_shard(*args)
+
+
+def _bundle_worker(args) -> list[tuple[str, int, dict]]:
+    return _write_bundle(*args)
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
@@ -495,22 +551,33 @@ def _stops_held():
 
 
 def _run_jobs(jobs, workers: int, done) -> None:
-    """Write every shard of ``jobs`` (an iterable, consumed lazily: at most two jobs per worker
-    are submitted at a time), calling ``done(result)`` as each completes; on any failure or
-    interruption the workers are ended before the exception propagates."""
-    started = _here_or_pool(jobs, workers, lambda job: _write_shard(*job), done)
+    """Write every shard of ``jobs`` (an iterable of ``(out, cfg, task, k)``, consumed lazily:
+    at most two bundles per worker are submitted at a time; shards of batched tasks sharing a
+    batch key go together, :func:`_bundled`), calling ``done(result)`` as each shard
+    completes; on any failure or interruption the workers are ended before the exception
+    propagates."""
+    jobs = iter(jobs)
+    head = next(jobs, None)
+    if head is None:
+        return
+    bundles = _bundled(itertools.chain([head], jobs))
+
+    def finished_bundle(results) -> None:
+        for r in results:
+            done(r)
+    started = _here_or_pool(bundles, workers, lambda job: _write_bundle(*job), finished_bundle)
     if started is None:
         return
     queue, first = started
-    pool, futures = _start_pool(first, workers)
+    pool, futures = _start_pool(first, workers, _bundle_worker)
     pending = set(futures)
     try:
         while pending:
             with _stops_held():
                 finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for f in finished:
-                done(f.result())
-            pending |= {pool.submit(_worker, job) for job in itertools.islice(queue, len(finished))}
+                finished_bundle(f.result())
+            pending |= {pool.submit(_bundle_worker, job) for job in itertools.islice(queue, len(finished))}
     except BaseException:
         _stop_pool(pool)
         raise

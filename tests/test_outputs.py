@@ -48,6 +48,39 @@ def test_workers_and_reruns_give_identical_files(tmp_path):
     assert _files(a) == before
 
 
+def test_shards_drawn_together_are_the_shards_written_one_at_a_time(tmp_path):
+    """Shards of batched tasks sharing a batch key are drawn and rendered together (one
+    bundle across tasks); every file is the one writing that shard alone gives."""
+    from engine import outputs
+    a, b = tmp_path / "a", tmp_path / "b"
+    pattern = "elvis/closure/feature_*"
+    m = generate(pattern, str(a), seed=2, count=5, size=48, shard_size=2, fmt="imagefolder", progress=False)
+    bundles = list(outputs._bundled([(str(a), outputs.RunConfig(**m["config"]), t, k) for t in m["tasks"]
+                                     for k in range(3)]))
+    assert len(bundles) < len(m["tasks"]) and max(len(s) for _, _, s in bundles) > 3       # across tasks
+    cfg = outputs.RunConfig(**m["config"])
+    for t in m["tasks"]:
+        for k in range(cfg.shard_count()):
+            outputs.write_shard(str(b), cfg, t, k)
+    drawn, alone = _files(a), _files(b)
+    assert alone and all(drawn[f] == data for f, data in alone.items())
+
+
+def test_a_shard_installed_but_never_journaled_is_resumed_over(tmp_path):
+    """A worker may install shards that the parent never records (it was stopped first): the
+    folder already says whose they are, so the same command resumes and gives the files of an
+    uninterrupted run."""
+    from engine import outputs
+    a, b = tmp_path / "a", tmp_path / "b"
+    args = dict(seed=3, count=4, size=48, shard_size=2, fmt="imagefolder", progress=False)
+    m = generate("shapes/count/*", str(a), **args)
+    cfg = outputs.RunConfig(**m["config"])
+    outputs.write_shard(str(b), cfg, m["tasks"][1], 1)          # what a stopped run leaves
+    assert (b / outputs.RUN_FILE).is_file()
+    generate("shapes/count/*", str(b), **args)
+    assert _files(b) == _files(a)
+
+
 def test_workers_keep_within_a_numba_thread_cap_the_user_set(tmp_path, monkeypatch):
     monkeypatch.setenv("NUMBA_NUM_THREADS", "1")              # the spawned workers read it at start
     monkeypatch.setattr(os, "cpu_count", lambda: 8)           # so each worker's share is 4 threads
