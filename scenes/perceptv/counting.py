@@ -11,6 +11,7 @@ import numpy as np
 
 from engine.placement import PlacementError
 from engine.scene import Scene
+from kernels import spring_layout
 
 from .common import BASIC, WHITE, Form, domain, extent, pick, place, shape
 
@@ -206,18 +207,12 @@ def graph_counting(rng, n, instance):
 def _spring(rng, n, edges, steps=120) -> np.ndarray:
     """A force-directed layout in [0.08, 0.92]^2 (repulsion between all nodes, springs on edges)."""
     p = rng.uniform(0.2, 0.8, (n, 2))
-    e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
-    ends = e.reshape(-1)                         # i0, j0, i1, j1, ...: each edge pulls i then pushes j
-    eye = np.eye(n)
+    ends = np.asarray(edges, dtype=np.int64).reshape(-1)    # i0, j0, i1, j1, ...: each edge pulls i then pushes j
+    dist, cube, force = np.empty((n, n)), np.empty((n, n)), np.empty((n, 2))
+    spring_layout.distances(p, dist)
     for t in range(steps):
-        d = p[:, None] - p[None]
-        dist = np.hypot(d[..., 0], d[..., 1]) + eye + 1e-6
-        force = (d / dist[..., None] ** 3 * 0.002).sum(1)
-        if len(e):
-            v = (p[e[:, 1]] - p[e[:, 0]]) * 0.5
-            # in edge order, unbuffered: the same additions, in the same order, as one edge at a time
-            np.add.at(force, ends, np.stack([v, -v], 1).reshape(-1, 2))
-        p = np.clip(p + force * (1 - t / steps) * 0.5, 0.0, 1.0)
+        np.power(dist, 3, out=cube)              # numpy's own power loop (see kernels.spring_layout)
+        spring_layout.step(p, dist, cube, ends, t, steps, force)
     lo, hi = p.min(0), p.max(0)
     return 0.08 + (p - lo) / np.maximum(hi - lo, 1e-6) * 0.84
 
