@@ -12,6 +12,9 @@ import math
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import cgutils, types
+from numba.extending import intrinsic
 
 
 @numba.njit(cache=True, nogil=True, fastmath=False)
@@ -401,6 +404,68 @@ def stretched(c: np.ndarray, first: int, n: int, start: int, k: int, u0: float, 
         moved[i, 0] = c[i, 0] + u0 * d
         moved[i, 1] = c[i, 1] + u1 * d
     return moved, mean_nearest(moved), spread(moved)
+
+
+@intrinsic
+def _fma(typingctx, a, b, c):
+    """``a * b + c`` rounded once (LLVM's ``fma``), as numpy's ``dot`` of two 2-vectors sums them."""
+    sig = types.float64(types.float64, types.float64, types.float64)
+
+    def codegen(context, builder, signature, args):
+        double = ir.DoubleType()
+        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(double, [double] * 3), "llvm.fma.f64")
+        return builder.call(fn, args)
+    return sig, codegen
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def _clipped(v: float, lo: float, hi: float) -> float:
+    """``min(max(v, lo), hi)`` as Python gives it (NaN stays NaN)."""
+    if v != v:
+        return v
+    v = lo if lo > v else v
+    return hi if hi < v else v
+
+
+@numba.njit(cache=True, nogil=True, fastmath=False)
+def best_stretch(c: np.ndarray, first: int, n: int, starts: np.ndarray, ks: np.ndarray, ds: np.ndarray,
+                 centre: np.ndarray, nn0: float, spread0: float, lo: float, hi: float, r: np.ndarray,
+                 gap: float, edge_lo: float, edge_hi: float) -> tuple:
+    """The least conspicuous of the candidate breaks of an outline (``c[first:first + n]`` of
+    ``c`` ``(m, 2)``): candidate ``a`` moves the stretch of ``ks[a]`` points from
+    ``starts[a]`` by ``ds[a]`` along the direction from ``centre`` to its mean
+    (:func:`stretch_mid`, :func:`stretched`), then the figure is redrawn at each distinct
+    scale among 1 and those giving back the mean nearest distance ``nn0``, the spread
+    ``spread0`` or both (clipped to ``lo..hi``, ascending); a redrawn outline that passes
+    :func:`outline_candidate` costs ``2 |a - b| + |a| + |b|`` with ``a``, ``b`` the logs of
+    its statistics over ``nn0``, ``spread0``. The first of the least cost wins. Returns
+    ``(found, candidate, scale, points (m, 2))``, the last three meaningless when not found."""
+    best_cost, best_a, best_scale = 0.0, -1, 0.0
+    best = c.copy()
+    scales = np.empty(4)
+    for a in range(starts.shape[0]):
+        mid = stretch_mid(c, first, n, starts[a], ks[a], centre[0], centre[1])
+        norm = math.sqrt(_fma(mid[1], mid[1], mid[0] * mid[0]))
+        norm = 1e-9 if 1e-9 > norm else norm
+        moved, nn1, spread1 = stretched(c, first, n, starts[a], ks[a], mid[0] / norm, mid[1] / norm, ds[a])
+        scales[0] = _clipped(1.0, lo, hi)
+        scales[1] = _clipped(nn0 / nn1, lo, hi)
+        scales[2] = _clipped(spread0 / spread1, lo, hi)
+        scales[3] = _clipped(math.sqrt(nn0 * spread0 / (nn1 * spread1)), lo, hi)
+        scales.sort()
+        for j in range(4):
+            scale = scales[j]
+            if j and scale == scales[j - 1]:
+                continue
+            cand, ok, nn_c, spread_c = scaled_outline(moved, first, n, centre, scale, r, gap, edge_lo, edge_hi)
+            if not ok:
+                continue
+            nn2, spread2 = math.log(nn_c / nn0), math.log(spread_c / spread0)
+            cost = 2.0 * abs(nn2 - spread2) + abs(nn2) + abs(spread2)
+            if best_a < 0 or cost < best_cost:
+                best_cost, best_a, best_scale = cost, a, scale
+                best[:] = cand
+    return best_a >= 0, best_a, best_scale, best
 
 
 DEGREES = 180.0 / math.pi     # ``np.degrees``'s factor, and ``np.radians``'s below

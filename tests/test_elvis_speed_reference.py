@@ -195,13 +195,18 @@ def test_polygon_outline_matches_the_per_point_numpy_version():
         assert _same(geo.outline(*args), _ref_outline(*args))
 
 
+def _ref_clip(v: float, lo: float, hi: float) -> float:
+    """``v`` clipped to ``lo..hi`` as ``float(np.clip(v, lo, hi))`` gives it (NaN stays NaN)."""
+    return v if v != v else min(max(v, lo), hi)
+
+
 def test_clip_matches_numpy():
     rng = np.random.default_rng(6)
     for _ in range(500):
         v, lo, hi = rng.uniform(0, 2), float(rng.uniform(0.5, 1)), float(rng.uniform(1, 1.5))
         v = float(rng.choice([v, lo, hi, math.inf]))
-        assert layouts._clip(v, lo, hi) == float(np.clip(v, lo, hi))
-    assert math.isnan(layouts._clip(math.nan, 0.5, 1.5))
+        assert ks._clipped(v, lo, hi) == _ref_clip(v, lo, hi) == float(np.clip(v, lo, hi))
+    assert math.isnan(ks._clipped(math.nan, 0.5, 1.5)) and math.isnan(_ref_clip(math.nan, 0.5, 1.5))
 
 
 def test_scaled_outline_matches_numpy():
@@ -462,7 +467,7 @@ def _ref_place(rng: np.random.Generator, radii, sampler, gap: float, fixed=(), t
 
 def _ref_displace_stretch(rng: np.random.Generator, c: np.ndarray, radius: np.ndarray, first: int, n: int,
                       centre: np.ndarray, R: float, sizes: tuple[float, float]) -> dict:
-    """:func:`layouts._displace_stretch` before its stretch was moved compiled."""
+    """:func:`layouts._displace_stretch` before its stretch and then its candidates were moved compiled."""
     nn0, spread0 = layouts._mean_nn(c), layouts._spread(c)
     sign = 1 if rng.random() < 0.5 else -1
     lo, hi = max(layouts.SCALES[0], sizes[0] / R), min(layouts.SCALES[1], sizes[1] / R)
@@ -483,7 +488,7 @@ def _ref_displace_stretch(rng: np.random.Generator, c: np.ndarray, radius: np.nd
         # redrawn at scale s, a lone figure's distances all scale by s: the sizes that give back
         # the positive's nearest-neighbour distance or spread (and the drawn size) are the ones to try
         nn1, spread1 = layouts._mean_nn(moved), layouts._spread(moved)
-        for scale in sorted({layouts._clip(v, lo, hi) for v in (1.0, nn0 / nn1, spread0 / spread1,
+        for scale in sorted({_ref_clip(v, lo, hi) for v in (1.0, nn0 / nn1, spread0 / spread1,
                                                         math.sqrt(nn0 * spread0 / (nn1 * spread1)))}):
             # ``cand[own] = centre + scale * (moved[own] - centre)`` on a copy, then its statistics
             cand, ok, nn_c, spread_c = ks.scaled_outline(moved, first, n, centre, scale, radius,

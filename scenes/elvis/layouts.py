@@ -100,42 +100,22 @@ def _displace_stretch(rng: np.random.Generator, c: np.ndarray, radius: np.ndarra
     nn0, spread0 = _mean_nn(c), _spread(c)
     sign = 1 if rng.random() < 0.5 else -1
     lo, hi = max(SCALES[0], sizes[0] / R), min(SCALES[1], sizes[1] / R)
-    best = None
-    for attempt in range(2 * CANDIDATES):
-        if attempt == CANDIDATES:
-            if best is not None:
-                break
-            sign = -sign                                 # no room on the drawn side: try the other
-        k = max(2, int(round(n * rng.uniform(*STRETCH))))
-        start = int(rng.integers(n))
-        # the stretch ``c[first + (start + j) % n]``, j < k: ``mid`` its ``c[idx].mean(0)`` as numpy computes it
-        mid = ks.stretch_mid(c, first, n, start, k, float(centre[0]), float(centre[1]))
-        norm = max(math.sqrt(mid.dot(mid)), 1e-9)             # ``np.linalg.norm(mid)``, likewise
-        d = float(rng.uniform(*DISPLACE)) * R * sign
-        # ``moved[idx] += (mid / norm) * d`` on a copy of ``c``, with its statistics;
-        # redrawn at scale s, a lone figure's distances all scale by s: the sizes that give back
-        # the positive's nearest-neighbour distance or spread (and the drawn size) are the ones to try
-        moved, nn1, spread1 = ks.stretched(c, first, n, start, k, float(mid[0] / norm), float(mid[1] / norm), d)
-        for scale in sorted({_clip(v, lo, hi) for v in (1.0, nn0 / nn1, spread0 / spread1,
-                                                        math.sqrt(nn0 * spread0 / (nn1 * spread1)))}):
-            # ``cand[own] = centre + scale * (moved[own] - centre)`` on a copy, then its statistics
-            cand, ok, nn_c, spread_c = ks.scaled_outline(moved, first, n, centre, scale, radius,
-                                                         0.004, 0.005, 0.995)
-            if not ok:
-                continue
-            # their ratio first: in positives nearest-neighbour distance and spread grow together
-            # with the figure, so a changed ratio would tell a broken one whatever its size
-            nn2, spread2 = math.log(nn_c / nn0), math.log(spread_c / spread0)
-            cost = 2 * abs(nn2 - spread2) + abs(nn2) + abs(spread2)
-            if best is None or cost < best[0]:
-                best = (cost, cand, {"objects": [(start + j) % n for j in range(k)], "distance": round(d * scale, 4)},
-                        scale * R)
-    if best is None:
-        raise PlacementError("no stretch can move off the outline")
-    c[:] = best[1]
-    return {**best[2], "radius": best[3]}
-
-
-def _clip(v: float, lo: float, hi: float) -> float:
-    """``v`` clipped to ``lo..hi`` as ``float(np.clip(v, lo, hi))`` gives it (NaN stays NaN)."""
-    return v if v != v else min(max(v, lo), hi)
+    # CANDIDATES draws on the chosen side; only when none fits, as many on the other side
+    for _ in range(2):
+        starts, lengths, ds = np.empty(CANDIDATES, np.int64), np.empty(CANDIDATES, np.int64), np.empty(CANDIDATES)
+        for a in range(CANDIDATES):                    # in the order the draws were always made
+            lengths[a] = max(2, int(round(n * rng.uniform(*STRETCH))))
+            starts[a] = int(rng.integers(n))
+            ds[a] = float(rng.uniform(*DISPLACE)) * R * sign
+        # each candidate moves its stretch out of (or into) the figure, then tries the sizes that give
+        # back the positive's nearest-neighbour distance or spread; the ratio of the two counts
+        # double, since in positives they grow together with the figure (kernels.outline_stats.best_stretch)
+        found, a, scale, cand = ks.best_stretch(c, first, n, starts, lengths, ds, np.asarray(centre, np.float64),
+                                                nn0, spread0, lo, hi, radius, 0.004, 0.005, 0.995)
+        if found:
+            c[:] = cand
+            start, k, d = int(starts[a]), int(lengths[a]), float(ds[a])
+            return {"objects": [(start + j) % n for j in range(k)], "distance": round(d * scale, 4),
+                    "radius": scale * R}
+        sign = -sign                                   # no room on the drawn side: try the other
+    raise PlacementError("no stretch can move off the outline")
