@@ -710,3 +710,20 @@ def test_sector_radians_matches_numpy():
         want = np.radians(a0 + np.degrees(asin) + u * np.maximum(width - 2 * np.degrees(asin), 0))
         assert _same(ks.sector_radians(asin, u, a0, width), want)
         assert _same(ks.sector_radians(asin[7:900], u[7:900], a0, width), want[7:900])
+
+
+def test_apart_each_matches_numpy():
+    """The batched compiled check against the broadcast numpy expression it replaces."""
+    rng = np.random.default_rng(61)
+    for k in range(200):
+        B, K = int(rng.integers(1, 6)), int(rng.integers(1, 30))
+        c = rng.uniform(0, 1, (B, K, 2))
+        if k % 5 == 0:
+            c = np.round(c, 1)                                   # coincident discs and exact ties
+        r = rng.uniform(0, 0.05, (B, K))
+        live = rng.random((B, K)) < 0.8
+        gap = float(rng.choice([0.0, 0.004, 0.02]))
+        d = np.hypot(*(c[:, :, None] - c[:, None]).transpose(3, 0, 1, 2))
+        pair = live[:, :, None] & live[:, None, :] & ~np.eye(K, dtype=bool)[None]
+        want = ((d >= r[:, :, None] + r[:, None, :] + gap) | ~pair).all((1, 2))
+        assert np.array_equal(ks.apart_each(c, r, live, gap), want)
