@@ -906,10 +906,15 @@ def _refuse_other_settings(root: Path, cfg: RunConfig) -> None:
                           "choose another --out or remove it")
 
 
+def _identity_files(cfg: RunConfig, parts: list | None = None) -> tuple:
+    """``((name, text), ...)``: run.json and the dataset card as this run writes them."""
+    return (RUN_FILE, json.dumps(cfg.identity(), sort_keys=True) + "\n"), (CARD_FILE, _card(cfg, parts))
+
+
 def _write_identity(root: Path, cfg: RunConfig, parts: list | None = None) -> None:
     """Write run.json and the dataset card unless they already say what they should (one
     line on stderr for each one that was there and is repaired)."""
-    for name, text in ((RUN_FILE, json.dumps(cfg.identity(), sort_keys=True) + "\n"), (CARD_FILE, _card(cfg, parts))):
+    for name, text in _identity_files(cfg, parts):
         path = root / name
         try:
             if path.read_text() == text:
@@ -1174,13 +1179,27 @@ def _generate_locked(root: Path, cfg: RunConfig, tasks: list[str], workers: int,
 
 def _clean_after_failure(root: Path, cfg: RunConfig) -> None:
     """Remove this run's temporary files; when no shard was ever written, also what the run
-    created (empty folders, an empty journal), so the corrected command starts afresh."""
+    created (empty folders, an empty journal, the run.json and card written for a first
+    shard that never landed), so the corrected command starts afresh."""
     with contextlib.suppress(OSError):
         _remove_temporary(root, cfg, {cfg.marker()})
+        if (root / RUN_FILE).exists() and not (root / MANIFEST_FILE).exists() and not _Journal(root, cfg.marker()).read():
+            _prune_empty(root / cfg.tree())
+            if not (root / cfg.tree()).exists():
+                _remove_own_identity(root, cfg)
         if not (root / RUN_FILE).exists():
             _prune_empty(root / cfg.tree())
             if not (root / cfg.tree()).exists():
                 _Journal(root, cfg.marker()).remove()
+
+
+def _remove_own_identity(root: Path, cfg: RunConfig) -> None:
+    """Remove run.json and the card when they are exactly what this run writes."""
+    for name, text in _identity_files(cfg):
+        path = root / name
+        with contextlib.suppress(OSError, UnicodeDecodeError):
+            if path.read_text() == text:
+                path.unlink()
 
 
 def _write_manifest(root: Path, cfg: RunConfig, tasks: list[str], files: dict, extra: dict | None = None) -> dict:

@@ -12,9 +12,6 @@ import math
 
 import numba
 import numpy as np
-from llvmlite import ir
-from numba.core import cgutils, types
-from numba.extending import intrinsic
 
 
 @numba.njit(cache=True, nogil=True, fastmath=False)
@@ -427,18 +424,6 @@ def stretched(c: np.ndarray, first: int, n: int, start: int, k: int, u0: float, 
     return moved, mean_nearest(moved), spread(moved)
 
 
-@intrinsic
-def _fma(typingctx, a, b, c):
-    """``a * b + c`` rounded once (LLVM's ``fma``), as numpy's ``dot`` of two 2-vectors sums them."""
-    sig = types.float64(types.float64, types.float64, types.float64)
-
-    def codegen(context, builder, signature, args):
-        double = ir.DoubleType()
-        fn = cgutils.get_or_insert_function(builder.module, ir.FunctionType(double, [double] * 3), "llvm.fma.f64")
-        return builder.call(fn, args)
-    return sig, codegen
-
-
 @numba.njit(cache=True, nogil=True, fastmath=False)
 def _clipped(v: float, lo: float, hi: float) -> float:
     """``min(max(v, lo), hi)`` as Python gives it (NaN stays NaN)."""
@@ -449,13 +434,13 @@ def _clipped(v: float, lo: float, hi: float) -> float:
 
 
 @numba.njit(cache=True, nogil=True, fastmath=False)
-def best_stretch(c: np.ndarray, first: int, n: int, starts: np.ndarray, ks: np.ndarray, ds: np.ndarray,
-                 centre: np.ndarray, nn0: float, spread0: float, lo: float, hi: float, r: np.ndarray,
-                 gap: float, edge_lo: float, edge_hi: float) -> tuple:
+def best_stretch(c: np.ndarray, first: int, n: int, starts: np.ndarray, ks: np.ndarray, u: np.ndarray,
+                 ds: np.ndarray, centre: np.ndarray, nn0: float, spread0: float, lo: float, hi: float,
+                 r: np.ndarray, gap: float, edge_lo: float, edge_hi: float) -> tuple:
     """The least conspicuous of the candidate breaks of an outline (``c[first:first + n]`` of
     ``c`` ``(m, 2)``): candidate ``a`` moves the stretch of ``ks[a]`` points from
-    ``starts[a]`` by ``ds[a]`` along the direction from ``centre`` to its mean
-    (:func:`stretch_mid`, :func:`stretched`), then the figure is redrawn at each distinct
+    ``starts[a]`` by ``ds[a]`` along ``u[a]`` ``(2,)``, the unit direction from ``centre``
+    to the stretch's mean (:func:`stretched`), then the figure is redrawn at each distinct
     scale among 1 and those giving back the mean nearest distance ``nn0``, the spread
     ``spread0`` or both (clipped to ``lo..hi``, ascending); a redrawn outline that passes
     :func:`outline_candidate` costs ``2 |a - b| + |a| + |b|`` with ``a``, ``b`` the logs of
@@ -465,10 +450,7 @@ def best_stretch(c: np.ndarray, first: int, n: int, starts: np.ndarray, ks: np.n
     best = c.copy()
     scales = np.empty(4)
     for a in range(starts.shape[0]):
-        mid = stretch_mid(c, first, n, starts[a], ks[a], centre[0], centre[1])
-        norm = math.sqrt(_fma(mid[1], mid[1], mid[0] * mid[0]))
-        norm = 1e-9 if 1e-9 > norm else norm
-        moved, nn1, spread1 = stretched(c, first, n, starts[a], ks[a], mid[0] / norm, mid[1] / norm, ds[a])
+        moved, nn1, spread1 = stretched(c, first, n, starts[a], ks[a], u[a, 0], u[a, 1], ds[a])
         scales[0] = _clipped(1.0, lo, hi)
         scales[1] = _clipped(nn0 / nn1, lo, hi)
         scales[2] = _clipped(spread0 / spread1, lo, hi)

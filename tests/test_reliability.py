@@ -369,6 +369,28 @@ def test_a_failure_before_the_first_shard_leaves_nothing(tmp_path, monkeypatch, 
     assert verify(str(out)) == []
 
 
+def test_a_failure_as_the_first_shard_lands_leaves_nothing(tmp_path, monkeypatch):
+    """run.json and the card go down just before a folder's first shard is installed (so that
+    installed shards always have their run beside them); when that install fails, the run
+    leaves nothing, and the corrected command starts afresh."""
+    out = tmp_path / "d"
+
+    def broken(*a, **k):
+        raise OSError("no rename")
+
+    monkeypatch.setattr("engine.outputs._install", broken)
+    with pytest.raises(OSError):
+        generate(PATTERN, str(out), **RUN)
+    assert not out.exists()
+    out.mkdir()
+    with pytest.raises(OSError):
+        generate(PATTERN, str(out), **RUN)
+    assert list(out.iterdir()) == []
+    monkeypatch.undo()
+    generate(PATTERN, str(out), seed=5, count=2, size=32, progress=False)     # the corrected command
+    assert verify(str(out)) == []
+
+
 def _disk_full_after(n: int, real):
     calls = []
 
