@@ -235,12 +235,13 @@ class ShapeBatch:
         s = Scene(background=self.background)
         slots = np.nonzero(self.valid[b])[0]
         turns = [0.0] * len(slots) if self.rotation is None else (-np.radians(self.rotation[b, slots])).tolist()
-        push = s.primitives.append
+        push, new = s.primitives.append, tuple.__new__
         for k, (x, y), r, turn, rgb in zip(kind[b, slots].tolist(), self.center[b, slots].tolist(),
                                            self.radius[b, slots].tolist(), turns,
                                            (self.color[b, slots] / 255.0).tolist()):
             p = prims[k]
-            push(p._replace(center=(x, y), scale=(p.scale[0] * r, p.scale[1] * r), rotation=turn, color=tuple(rgb)))
+            # ``p._replace(center=, scale=, rotation=, color=)``, built in one step
+            push(new(Primitive, (p[0], p[1], (x, y), (p[3][0] * r, p[3][1] * r), turn, tuple(rgb), *p[6:])))
         return s
 
     def draw(self, b: int) -> Draw:
