@@ -347,43 +347,26 @@ def test_a_second_writer_is_refused_naming_the_first_and_a_stale_lock_is_taken_o
 
 # ---------------------------------------------------------------- 9. failures leave nothing that blocks the fix
 
-def test_a_failure_before_the_first_shard_leaves_nothing(tmp_path, monkeypatch, capsys):
+@pytest.mark.parametrize("where, error", [("_write_parquet", RuntimeError), ("_install", OSError)],
+                         ids=["writing", "installing"])
+def test_a_failure_before_the_first_shard_leaves_nothing(tmp_path, monkeypatch, capsys, where, error):
+    """``installing``: run.json and the card go down just before a folder's first shard is
+    installed (so that installed shards always have their run beside them); when that
+    install fails, the run leaves nothing either."""
     out = tmp_path / "d"
     assert "seed=1180591620717411303424 must lie in" in _one_line_error(
         ["generate", PATTERN, "--out", str(out), "--seed", str(2 ** 70), "--quiet"], capsys)
     assert not out.exists()
 
     def broken(*a, **k):
-        raise RuntimeError("a bug")
+        raise error("a bug")
 
-    monkeypatch.setattr("engine.outputs._write_parquet", broken)
-    with pytest.raises(RuntimeError):
+    monkeypatch.setattr(f"engine.outputs.{where}", broken)
+    with pytest.raises(error):
         generate(PATTERN, str(out), **RUN)
     assert not out.exists()
     out.mkdir()
-    with pytest.raises(RuntimeError):
-        generate(PATTERN, str(out), **RUN)
-    assert list(out.iterdir()) == []
-    monkeypatch.undo()
-    generate(PATTERN, str(out), seed=5, count=2, size=32, progress=False)     # the corrected command
-    assert verify(str(out)) == []
-
-
-def test_a_failure_as_the_first_shard_lands_leaves_nothing(tmp_path, monkeypatch):
-    """run.json and the card go down just before a folder's first shard is installed (so that
-    installed shards always have their run beside them); when that install fails, the run
-    leaves nothing, and the corrected command starts afresh."""
-    out = tmp_path / "d"
-
-    def broken(*a, **k):
-        raise OSError("no rename")
-
-    monkeypatch.setattr("engine.outputs._install", broken)
-    with pytest.raises(OSError):
-        generate(PATTERN, str(out), **RUN)
-    assert not out.exists()
-    out.mkdir()
-    with pytest.raises(OSError):
+    with pytest.raises(error):
         generate(PATTERN, str(out), **RUN)
     assert list(out.iterdir()) == []
     monkeypatch.undo()
