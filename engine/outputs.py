@@ -1194,12 +1194,15 @@ def _clean_after_failure(root: Path, cfg: RunConfig) -> None:
 
 
 def _remove_own_identity(root: Path, cfg: RunConfig) -> None:
-    """Remove run.json and the card when they are exactly what this run writes."""
-    for name, text in _identity_files(cfg):
-        path = root / name
-        with contextlib.suppress(OSError, UnicodeDecodeError):
-            if path.read_text() == text:
-                path.unlink()
+    """Remove run.json and the card when both are exactly what this run writes (not for
+    ``hf`` runs: their card depends on the plan, and they write both only with a shard)."""
+    if cfg.format == "hf":
+        return
+    files = _identity_files(cfg)
+    with contextlib.suppress(OSError, UnicodeDecodeError):
+        if all((root / name).read_text() == text for name, text in files):
+            for name, _ in files:
+                (root / name).unlink()
 
 
 def _write_manifest(root: Path, cfg: RunConfig, tasks: list[str], files: dict, extra: dict | None = None) -> dict:
