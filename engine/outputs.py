@@ -1183,13 +1183,14 @@ def _clean_after_failure(root: Path, cfg: RunConfig) -> None:
     shard that never landed), so the corrected command starts afresh."""
     with contextlib.suppress(OSError):
         _remove_temporary(root, cfg, {cfg.marker()})
-        if (root / RUN_FILE).exists() and not (root / MANIFEST_FILE).exists() and not _Journal(root, cfg.marker()).read():
-            _prune_empty(root / cfg.tree())
-            if not (root / cfg.tree()).exists():
+        identified, tree = (root / RUN_FILE).exists(), root / cfg.tree()
+        if identified and ((root / MANIFEST_FILE).exists() or _Journal(root, cfg.marker()).read()):
+            return                                   # shards on record: the same command resumes
+        _prune_empty(tree)
+        if not tree.exists():
+            if identified:
                 _remove_own_identity(root, cfg)
-        if not (root / RUN_FILE).exists():
-            _prune_empty(root / cfg.tree())
-            if not (root / cfg.tree()).exists():
+            if not (root / RUN_FILE).exists():
                 _Journal(root, cfg.marker()).remove()
 
 

@@ -146,23 +146,12 @@ def apart(c: np.ndarray, r: np.ndarray, gap: float) -> bool:
 
 
 @numba.njit(cache=True, nogil=True, fastmath=False)
-def _live_apart(c: np.ndarray, r: np.ndarray, live: np.ndarray, gap: float) -> bool:
-    """:func:`apart` over the discs of ``c`` ``(K, 2)``, ``r`` ``(K,)`` where ``live`` ``(K,)``."""
-    K = c.shape[0]
-    for i in range(K):
-        for j in range(i + 1, K):
-            if live[i] and live[j] and not math.hypot(c[i, 0] - c[j, 0], c[i, 1] - c[j, 1]) >= (r[i] + r[j]) + gap:
-                return False
-    return True
-
-
-@numba.njit(cache=True, nogil=True, fastmath=False)
 def apart_each(c: np.ndarray, r: np.ndarray, live: np.ndarray, gap: float) -> np.ndarray:
     """Per row of a batch (``c`` ``[B,K,2]``, ``r`` ``[B,K]``, ``live`` ``[B,K]``), whether
     every two live discs lie ``gap`` apart (:func:`apart`). Returns ``[B]`` bool."""
     out = np.empty(c.shape[0], np.bool_)
     for b in range(c.shape[0]):
-        out[b] = _live_apart(c[b], r[b], live[b], gap)
+        out[b] = apart(c[b][live[b]], r[b][live[b]], gap)
     return out
 
 

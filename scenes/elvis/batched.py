@@ -1060,12 +1060,9 @@ def _outline_base(kind: str, R: float, n: int) -> float:
 
 def _apart(c: np.ndarray, r: np.ndarray, live: np.ndarray, gap: float) -> np.ndarray:
     """``[B]``: whether every two live discs (``c [B,K,2]``, ``r [B,K]``) lie ``gap`` apart."""
-    if c.dtype == r.dtype == np.float64:                    # compiled: the same comparisons, pair by pair
-        from kernels import outline_stats as ks
-        return ks.apart_each(np.ascontiguousarray(c), np.ascontiguousarray(r), np.ascontiguousarray(live), gap)
-    d = np.hypot(*(c[:, :, None] - c[:, None]).transpose(3, 0, 1, 2))
-    pair = live[:, :, None] & live[:, None, :] & ~np.eye(c.shape[1], dtype=bool)[None]
-    return ((d >= r[:, :, None] + r[:, None, :] + gap) | ~pair).all((1, 2))
+    from kernels import outline_stats as ks
+    return ks.apart_each(np.ascontiguousarray(c, np.float64), np.ascontiguousarray(r, np.float64),
+                         np.ascontiguousarray(live), gap)
 
 
 def _codes(names: np.ndarray) -> np.ndarray:
