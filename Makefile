@@ -34,11 +34,14 @@ $(STAMP): pyproject.toml constraints.txt
 demo: setup
 	$(BIN)/procvis demo --out out/demo
 
+# TEST_WORKERS: pytest processes (pytest-xdist); 0 runs the suite in this process
+TEST_WORKERS ?= 2
+
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
 
 test-slow: setup
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m slow
 
 bench: setup
 	$(BIN)/procvis bench --results benchmarks/RESULTS.md

@@ -6,6 +6,7 @@ real runner end to end offline. Its replies are noise: it validates plumbing, no
 """
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import torch
@@ -19,12 +20,15 @@ CHAT_TEMPLATE = (
 IMAGE_SIZE, PATCH = 28, 14   # 2x2 patches: 4 image tokens per image
 
 
-def _corpus() -> list[str]:
+@functools.lru_cache(maxsize=1)
+def _corpus() -> tuple[str, ...]:
+    """Every registered task's first question and answer, plus the reply words the protocols
+    use: drawn once per process (a sample of every task takes seconds), then reused."""
     texts = ["USER: ASSISTANT: A B C D yes no positive negative [1, 2, 3, 4] Judgment: Error Position: Type:"]
     for t in list_tasks():
         s = get_task(t).sample(0, 0)
         texts += [s.question, s.answer_text]
-    return texts
+    return tuple(texts)
 
 
 def build_tiny_model(out: str | Path, seed: int = 0, vocab_size: int = 512) -> Path:
