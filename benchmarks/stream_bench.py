@@ -46,6 +46,17 @@ def stream_rate(pattern: str, batches: int, repeats: int) -> float:
     return _rate(streamed, BATCH * batches, repeats)
 
 
+def unoverlapped_rate(pattern: str, batches: int, repeats: int) -> float:
+    """Images/s of the same batches as :func:`stream_rate`, each drawn and then rendered before
+    the next is drawn (``stream.batch(j)`` in turn: no rendering ahead on a helper thread)."""
+    s = stream(pattern, seed=0, batch_size=BATCH, size=SIZE, count=BATCH * batches)
+
+    def one_by_one():
+        for j in range(batches):
+            s.batch(j)["images"]
+    return _rate(one_by_one, BATCH * batches, repeats)
+
+
 def spinning_rate(pattern: str, batches: int, repeats: int) -> float:
     """:func:`stream_rate` in a fresh process that imports torch before procvis, with
     ``OMP_WAIT_POLICY`` unset: torch's threads keep their default (spin before sleeping)."""
@@ -73,7 +84,9 @@ def run(quick: bool = False) -> dict:
                 render_samples([tasks[i % len(tasks)].sample(0, i // len(tasks)) for i in positions[lo:lo + BATCH]],
                                SIZE)
         rows.append({"pattern": pattern, "tasks": len(ids), "batched": batched, "images": BATCH * batches,
-                     "stream": stream_rate(pattern, batches, repeats), "alone": _rate(alone, len(positions), repeats),
+                     "stream": stream_rate(pattern, batches, repeats),
+                     "unoverlapped": unoverlapped_rate(pattern, batches, repeats),
+                     "alone": _rate(alone, len(positions), repeats),
                      "spinning": spinning_rate(pattern, batches, repeats)})
         print(rows[-1], flush=True)
     return {"rows": rows, "meta": run_meta(batch=BATCH, size=SIZE)}
@@ -82,14 +95,17 @@ def run(quick: bool = False) -> dict:
 def to_markdown(r: dict) -> str:
     m = r["meta"]
     lines = [f"{m['cores']} cores, torch {m['torch']}, commit {m['commit']}, {m['date']}; batches of {BATCH} at "
-             f"{SIZE} px in the main process, every task at least once, best of 3. Last column: the stream with "
-             "torch's idle threads spinning (torch imported before procvis, `OMP_WAIT_POLICY` unset).", "",
-             "| pattern | tasks (batched) | images | stream, images/s | one sample at a time, images/s | ratio | "
-             "threads spinning, images/s |",
-             "| --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+             f"{SIZE} px in the main process, every task at least once, best of 3. Stream: iterated (each batch "
+             "rendered on a helper thread while the next is drawn); no overlap: the same batches drawn, then "
+             "rendered, one after the other; one sample at a time: `task.sample` per sample, then the batched "
+             "renderer (ratio: stream / that). Last column: the stream with torch's idle threads spinning (torch "
+             "imported before procvis, `OMP_WAIT_POLICY` unset).", "",
+             "| pattern | tasks (batched) | images | stream, images/s | no overlap, images/s | "
+             "one sample at a time, images/s | ratio | threads spinning, images/s |",
+             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for row in r["rows"]:
         lines.append(f"| `{row['pattern']}` | {row['tasks']} ({row['batched']}) | {row.get('images', '')} | "
-                     f"{row['stream']:,.0f} | "
+                     f"{row['stream']:,.0f} | {row['unoverlapped']:,.0f} | "
                      f"{row['alone']:,.0f} | {row['stream'] / row['alone']:.1f}x | {row['spinning']:,.0f} |")
     return "\n".join(lines) + "\n"
 

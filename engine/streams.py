@@ -33,7 +33,9 @@ The contract:
   open answers (counts, words, lists).
 * **Threads.** A DataLoader worker sets its torch threads and its numba renderer's threads
   to ``threads or 1`` when it starts iterating; the main process is left alone unless
-  ``threads`` is given.
+  ``threads`` is given. Iterated in the main process on the CPU, a stream renders each
+  batch on a helper thread while it draws the next (the renderer releases the GIL): the
+  same batches as :meth:`SampleStream.batch`, drawing and rendering on different cores.
 * **Device.** ``device`` is checked when the stream is made: a bad or unavailable device
   raises :class:`engine.errors.UserError` naming it and the devices available.
 """
@@ -41,6 +43,7 @@ from __future__ import annotations
 
 import itertools
 import numbers
+from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 import numpy as np
@@ -200,15 +203,35 @@ class SampleStream(IterableDataset):
         :class:`engine.frames.Frames` whose ``render(device)`` gives those images), ``label``
         and ``index`` ``[B]`` int64, and lists ``id``, ``task``, ``question``, ``answer``,
         ``answer_type``."""
+        frames, rest = self._unrendered(j)
+        return {**({"frames": frames} if self.defer else {"images": frames.render(self.device)}), **rest}
+
+    def _unrendered(self, j: int) -> tuple[Frames, dict]:
+        """Batch ``j``'s frames and the rest of :meth:`batch` (everything but the images)."""
         lo = j * self.batch_size
         hi = lo + self.batch_size if self.count is None else min(lo + self.batch_size, self.count)
         positions = range(lo, hi)
         samples, frames = self.frames(positions)
-        out = {"frames": frames} if self.defer else {"images": frames.render(self.device)}
-        return {**out, "label": self._labels(positions, samples),
-                "id": [s.id for s in samples], "task": [s.task for s in samples],
-                "index": torch.tensor([s.index for s in samples]), "question": [s.question for s in samples],
-                "answer": [s.answer_text for s in samples], "answer_type": [s.answer_type for s in samples]}
+        return frames, {"label": self._labels(positions, samples),
+                        "id": [s.id for s in samples], "task": [s.task for s in samples],
+                        "index": torch.tensor([s.index for s in samples]), "question": [s.question for s in samples],
+                        "answer": [s.answer_text for s in samples], "answer_type": [s.answer_type for s in samples]}
+
+    def _rendered_ahead(self, batches):
+        """:meth:`batch` of each of ``batches``, in order, each one rendered on a helper thread
+        while this thread draws the next (the numba renderer releases the GIL, so drawing and
+        rendering share the cores; the caller's work on a batch overlaps the next one's
+        rendering too). The same batches as :meth:`batch` gives."""
+        with ThreadPoolExecutor(1, thread_name_prefix="procvis-render") as pool:
+            ahead = None
+            for j in batches:
+                frames, rest = self._unrendered(j)
+                job = pool.submit(frames.render, self.device)
+                if ahead is not None:
+                    yield {"images": ahead[0].result(), **ahead[1]}
+                ahead = (job, rest)
+            if ahead is not None:
+                yield {"images": ahead[0].result(), **ahead[1]}
 
     def frames(self, positions) -> tuple[list, Frames]:
         """The samples at ``positions`` (in position order) and their panels, collated but not
@@ -272,8 +295,11 @@ class SampleStream(IterableDataset):
         if self.threads is not None or info is not None:
             _set_threads(self.threads or 1)
         rank, world = _rank_world() if self.split else (0, 1)
-        for j in itertools.islice(self.rank_batches(rank, world), wid, None, nw):
-            yield self.batch(j)
+        batches = itertools.islice(self.rank_batches(rank, world), wid, None, nw)
+        if info is None and not self.defer and torch.device(self.device).type == "cpu":
+            yield from self._rendered_ahead(batches)     # a DataLoader's workers already keep every core busy
+        else:
+            yield from (self.batch(j) for j in batches)
 
 
 def stream(pattern: str, seed: int = 0, batch_size: int = 32, size=224, device="cpu", count: int | None = None,

@@ -173,9 +173,15 @@ def test_unsplit_streams_read_everything_on_every_rank(monkeypatch):
 
 
 class _Threads(SampleStream):
-    def batch(self, j):
+    """Reports the torch and numba threads a batch is drawn under instead of drawing it."""
+
+    class _Nothing:
+        def render(self, device):
+            return None
+
+    def _unrendered(self, j):
         import numba
-        return {"threads": (torch.get_num_threads(), numba.get_num_threads())}
+        return self._Nothing(), {"threads": (torch.get_num_threads(), numba.get_num_threads())}
 
 
 def test_workers_set_their_own_torch_and_render_threads():
@@ -232,3 +238,29 @@ def test_deferred_batches_render_to_the_images_of_the_stream_even_after_crossing
         assert "images" not in b and len(b["frames"]) == len(a["id"])
         assert b["id"] == a["id"] and torch.equal(b["label"], a["label"]) and b["answer"] == a["answer"]
         assert torch.equal(b["frames"].render("cpu"), a["images"])
+
+
+def test_iterating_renders_ahead_yet_gives_the_batches_of_batch():
+    import threading
+
+    ds = stream("shapes/*", seed=3, batch_size=5, size=40, count=23)
+    got = list(ds)
+    assert len(got) == 5 and not [t for t in threading.enumerate() if t.name.startswith("procvis-render")]
+    for j, b in enumerate(got):
+        alone = ds.batch(j)
+        assert torch.equal(b["images"], alone["images"]) and b.keys() == alone.keys()
+        assert all(torch.equal(b[k], alone[k]) if torch.is_tensor(b[k]) else b[k] == alone[k] for k in b)
+    it = iter(ds)
+    next(it)
+    it.close()                                   # leaving early: the batch rendered ahead is waited for, no thread left
+    assert not [t for t in threading.enumerate() if t.name.startswith("procvis-render")]
+
+
+def test_a_failure_while_rendering_ahead_surfaces_from_the_loop(monkeypatch):
+    from engine.frames import Frames
+
+    def broken(self, device="cpu"):
+        raise RuntimeError("renderer broke")
+    monkeypatch.setattr(Frames, "render", broken)
+    with pytest.raises(RuntimeError, match="renderer broke"):
+        list(stream("shapes/colours", batch_size=2, size=32, count=6))
