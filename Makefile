@@ -34,14 +34,15 @@ $(STAMP): pyproject.toml constraints.txt
 demo: setup
 	$(BIN)/procvis demo --out out/demo
 
-# TEST_WORKERS: pytest processes (pytest-xdist); 0 runs the suite in this process
+# TEST_WORKERS: pytest processes (pytest-xdist); 0 runs the suite in this process. Tests
+# marked with one xdist_group run in one process (the Ray clusters).
 TEST_WORKERS ?= 2
 
 test: setup
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS)
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 test-slow: setup
-	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) -m slow
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m slow
 
 bench: setup
 	$(BIN)/procvis bench --results benchmarks/RESULTS.md

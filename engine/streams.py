@@ -34,8 +34,10 @@ The contract:
 * **Threads.** A DataLoader worker sets its torch threads and its numba renderer's threads
   to ``threads or 1`` when it starts iterating; the main process is left alone unless
   ``threads`` is given. Iterated in the main process on the CPU, a stream renders each
-  batch on a helper thread while it draws the next (the renderer releases the GIL): the
-  same batches as :meth:`SampleStream.batch`, drawing and rendering on different cores.
+  batch on a helper thread (with the iterating thread's numba thread count) while it draws
+  the next (the renderer releases the GIL): the same batches as :meth:`SampleStream.batch`,
+  drawing and rendering on different cores, still at most two batches of images alive at
+  once; ``ahead=False`` turns it off.
 * **Device.** ``device`` is checked when the stream is made: a bad or unavailable device
   raises :class:`engine.errors.UserError` naming it and the devices available.
 """
@@ -142,7 +144,7 @@ class SampleStream(IterableDataset):
     def __init__(self, pattern: str, seed: int = 0, batch_size: int = 32, size=224, device="cpu",
                  count: int | None = None, offset: int = 0, panels: str = "stitch", settings: dict | None = None,
                  *, shape: str = "fit", split: bool = True, drop_last: bool = False, threads: int | None = None,
-                 defer: bool = False):
+                 defer: bool = False, ahead: bool = True):
         _check_args(batch_size, count, panels, shape, threads)
         self.size = canvas_size(size)
         check_device(device)
@@ -155,7 +157,7 @@ class SampleStream(IterableDataset):
         self.device, self.panels, self.shape = device, panels, shape
         self.split, self.drop_last = bool(split), bool(drop_last)
         self.threads = None if threads is None else int(threads)
-        self.defer = bool(defer)
+        self.defer, self.ahead = bool(defer), bool(ahead)
 
     def _task(self, t: int):
         """The bound :class:`engine.task.Task` ``tasks[t]`` (looked up once per process)."""
@@ -220,16 +222,23 @@ class SampleStream(IterableDataset):
     def _rendered_ahead(self, batches):
         """:meth:`batch` of each of ``batches``, in order, each one rendered on a helper thread
         while this thread draws the next (the numba renderer releases the GIL, so drawing and
-        rendering share the cores; the caller's work on a batch overlaps the next one's
-        rendering too). The same batches as :meth:`batch` gives."""
+        rendering share the cores). The same batches as :meth:`batch` gives. A render starts
+        only when the caller asks for the next batch, so at most two batches of images are
+        alive at once (the caller's and the one rendering), as without the helper, and nothing
+        renders while the caller works on a batch."""
+        import numba
+
+        def render(frames, threads: int):
+            numba.set_num_threads(threads)         # numba's thread count is per thread: the caller's
+            return frames.render(self.device)
+
         with ThreadPoolExecutor(1, thread_name_prefix="procvis-render") as pool:
             ahead = None
             for j in batches:
                 frames, rest = self._unrendered(j)
-                job = pool.submit(frames.render, self.device)
                 if ahead is not None:
                     yield {"images": ahead[0].result(), **ahead[1]}
-                ahead = (job, rest)
+                ahead = (pool.submit(render, frames, numba.get_num_threads()), rest)
             if ahead is not None:
                 yield {"images": ahead[0].result(), **ahead[1]}
 
@@ -296,7 +305,7 @@ class SampleStream(IterableDataset):
             _set_threads(self.threads or 1)
         rank, world = _rank_world() if self.split else (0, 1)
         batches = itertools.islice(self.rank_batches(rank, world), wid, None, nw)
-        if info is None and not self.defer and torch.device(self.device).type == "cpu":
+        if self.ahead and info is None and not self.defer and torch.device(self.device).type == "cpu":
             yield from self._rendered_ahead(batches)     # a DataLoader's workers already keep every core busy
         else:
             yield from (self.batch(j) for j in batches)
@@ -305,7 +314,7 @@ class SampleStream(IterableDataset):
 def stream(pattern: str, seed: int = 0, batch_size: int = 32, size=224, device="cpu", count: int | None = None,
            offset: int = 0, panels: str = "stitch", settings: dict | None = None, *, shape: str = "fit",
            split: bool = True, drop_last: bool = False, threads: int | None = None,
-           defer: bool = False) -> SampleStream:
+           defer: bool = False, ahead: bool = True) -> SampleStream:
     """An ``IterableDataset`` yielding dicts of rendered batches of the tasks matching ``pattern``.
 
     Each item: ``images`` ``[B,3,H,W]`` uint8 on ``device`` (several panels are stitched side
@@ -324,7 +333,11 @@ def stream(pattern: str, seed: int = 0, batch_size: int = 32, size=224, device="
     (:class:`engine.frames.Frames`: the batch's scenes collated, not rendered) instead of
     ``images``, and ``frames.render(device)`` gives those images; DataLoader workers then
     sample on the CPU while the main process renders on a GPU (``pin_memory=True`` pins
-    the frames). Raises :class:`UserError` for a bad argument or an unavailable ``device``.
+    the frames). ``ahead=False``: iterating in the main process renders each batch in this
+    thread after drawing it, instead of on a helper thread while the next is drawn (needed
+    when the loop body runs numba ``parallel=True`` code of its own: numba's default
+    threading layer here refuses two threads at once). Raises :class:`UserError` for a bad
+    argument or an unavailable ``device``.
     """
     return SampleStream(pattern, seed, batch_size, size, device, count, offset, panels, settings,
-                        shape=shape, split=split, drop_last=drop_last, threads=threads, defer=defer)
+                        shape=shape, split=split, drop_last=drop_last, threads=threads, defer=defer, ahead=ahead)

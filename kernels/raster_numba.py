@@ -19,6 +19,10 @@ from .primitives import ELLIPSE, POLYGON, POLYLINE, SPRITE, Prepared, Primitives
 if "NUMBA_THREADING_LAYER" not in os.environ:
     numba.config.THREADING_LAYER = "workqueue"
 _LOCK = threading.Lock()
+# A fork (a DataLoader starting its workers) waits for a render in flight on another thread
+# (a stream renders ahead on a helper thread): a child must not inherit the lock held.
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_LOCK.acquire, after_in_parent=_LOCK.release, after_in_child=_LOCK.release)
 
 # Strict IEEE arithmetic: no fused multiply-adds or reassociation, so the same scene gives
 # the same bytes on every CPU (fast-math flags measured no faster here). The per-primitive

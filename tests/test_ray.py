@@ -32,6 +32,9 @@ try:
 except ImportError:
     ray = None
 needs_ray = pytest.mark.skipif(ray is None, reason="Ray is not installed (pip install 'procvis[ray]')")
+# under `make test` (pytest-xdist, --dist loadgroup) one process runs every test here: two local
+# clusters at once would share Ray's default worker, client and agent ports
+pytestmark = pytest.mark.xdist_group("ray")
 
 PATTERN = "shapes/*"
 ROOT = Path(__file__).resolve().parents[1]

@@ -173,15 +173,20 @@ def test_unsplit_streams_read_everything_on_every_rank(monkeypatch):
 
 
 class _Threads(SampleStream):
-    """Reports the torch and numba threads a batch is drawn under instead of drawing it."""
+    """Reports, as its ``threads``, the torch and numba threads a batch is rendered under
+    instead of drawing it."""
 
-    class _Nothing:
+    class _Report:
         def render(self, device):
-            return None
+            import numba
+            return torch.get_num_threads(), numba.get_num_threads()
 
     def _unrendered(self, j):
-        import numba
-        return self._Nothing(), {"threads": (torch.get_num_threads(), numba.get_num_threads())}
+        return self._Report(), {}
+
+    def __iter__(self):
+        for b in super().__iter__():
+            yield {"threads": b["images"]}
 
 
 def test_workers_set_their_own_torch_and_render_threads():
@@ -250,10 +255,25 @@ def test_iterating_renders_ahead_yet_gives_the_batches_of_batch():
         alone = ds.batch(j)
         assert torch.equal(b["images"], alone["images"]) and b.keys() == alone.keys()
         assert all(torch.equal(b[k], alone[k]) if torch.is_tensor(b[k]) else b[k] == alone[k] for k in b)
-    it = iter(ds)
-    next(it)
-    it.close()                                   # leaving early: the batch rendered ahead is waited for, no thread left
-    assert not [t for t in threading.enumerate() if t.name.startswith("procvis-render")]
+
+def test_rendering_ahead_keeps_at_most_two_batches_of_images_and_stops_with_the_loop(monkeypatch):
+    import threading
+
+    from engine.frames import Frames
+
+    started, render = [], Frames.render
+
+    def counted(self, device="cpu"):
+        started.append(len(self))
+        return render(self, device)
+    monkeypatch.setattr(Frames, "render", counted)
+    it = iter(stream("shapes/*", seed=3, batch_size=5, size=40, count=23))
+    first = next(it)
+    assert len(started) == 1                     # the next batch is drawn, not rendered, while the caller holds this one
+    second = next(it)
+    assert len(started) == 2 and not torch.equal(first["images"], second["images"])
+    it.close()                                   # leaving early: nothing renders on, no thread is left
+    assert len(started) == 2 and not [t for t in threading.enumerate() if t.name.startswith("procvis-render")]
 
 
 def test_a_failure_while_rendering_ahead_surfaces_from_the_loop(monkeypatch):
@@ -264,3 +284,19 @@ def test_a_failure_while_rendering_ahead_surfaces_from_the_loop(monkeypatch):
     monkeypatch.setattr(Frames, "render", broken)
     with pytest.raises(RuntimeError, match="renderer broke"):
         list(stream("shapes/colours", batch_size=2, size=32, count=6))
+
+
+def test_ahead_false_renders_in_the_iterating_thread(monkeypatch):
+    import threading
+
+    from engine.frames import Frames
+
+    where, render = [], Frames.render
+
+    def spied(self, device="cpu"):
+        where.append(threading.current_thread().name)
+        return render(self, device)
+    monkeypatch.setattr(Frames, "render", spied)
+    list(stream("shapes/colours", batch_size=2, size=32, count=4, ahead=False))
+    list(stream("shapes/colours", batch_size=2, size=32, count=4))
+    assert where[:2] == [threading.current_thread().name] * 2 and all(w.startswith("procvis-render") for w in where[2:])
