@@ -249,6 +249,18 @@ def test_mst_edges_match_numpy():
         assert geo.mst_margin(c, k) == float(e[-(k - 1)] / max(e[-k], 1e-9))
 
 
+def test_margins_of_several_cluster_counts_are_each_ones_own():
+    from scenes.elvis.batched import mst_margins
+
+    rng = np.random.default_rng(3)
+    points, live = rng.random((30, 12, 2)), rng.random((30, 12)) < 0.8
+    k, g = rng.integers(0, 7, 30), rng.integers(0, 7, 30)
+    margin, rule = mst_margins(points, live, k, g)
+    for b in range(30):
+        assert margin[b] == geo.mst_margin(points[b][live[b]], int(k[b]))
+        assert rule[b] == geo.mst_margin(points[b][live[b]], int(g[b]))
+
+
 def _ref_in_box(x0, y0, x1, y1):
     def sample(rng, n, r):
         lo, hi = np.array([x0 + r, y0 + r]), np.array([x1 - r, y1 - r])

@@ -570,13 +570,14 @@ def in_discs(centre: np.ndarray, radius: np.ndarray) -> Region:
     return in_sector(centre[..., 0], centre[..., 1], 0.0, radius)
 
 
-def mst_margins(points: np.ndarray, live: np.ndarray, k: np.ndarray) -> np.ndarray:
+def mst_margins(points: np.ndarray, live: np.ndarray, *counts: np.ndarray) -> list[np.ndarray]:
     """:func:`scenes.elvis.geometry.mst_margin` of each sample's live ``points [B,K,2]``
-    into ``k [B]`` clusters: ``[B]``."""
-    out = np.zeros(len(points))
+    into ``k [B]`` clusters, for each ``k`` of ``counts`` (each sample's tree built once):
+    one ``[B]`` per ``k``."""
+    out = np.zeros((len(counts), len(points)))
     for b in range(len(points)):
-        out[b] = geo.mst_margin(points[b][live[b]], int(k[b]))
-    return out
+        out[:, b] = geo.mst_margin_each(points[b][live[b]], [int(k[b]) for k in counts])
+    return list(out)
 
 
 def dealt(rng: BatchRandom, live: np.ndarray, k: np.ndarray) -> np.ndarray:
@@ -615,8 +616,7 @@ def clustered(rng: BatchRandom, batch: Batch, r: np.ndarray, live: np.ndarray, g
     for attempt in range(PLACE_TRIES):
         sub = rng.take(todo).fork(attempt)
         got, fine = _clusters_once(sub, r[todo], live[todo], member[todo], k[todo])
-        margin = mst_margins(got, live[todo], k[todo])
-        rule = mst_margins(got, live[todo], G[todo])
+        margin, rule = mst_margins(got, live[todo], k[todo], G[todo])
         fine &= (margin >= 1.8) & (batch.principle[todo] | (rule < 1.5))
         centres[todo[fine]], ok[todo[fine]] = got[fine], True
         todo = todo[~fine]
@@ -784,8 +784,8 @@ def _circle_features_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndar
     hub = np.stack([CENTRE + 0.27 * np.cos(ang), CENTRE - 0.27 * np.sin(ang)], -1)
     rows = np.arange(B)[:, None]
     centres, ok = place_once(rng, r, live, in_discs(hub[rows, member], cr[rows, member]), GAP_IN, CANDIDATES)
-    ok &= (arcs <= 1) | (mst_margins(centres, live, arcs) >= 1.8)
-    ok &= batch.principle | (mst_margins(centres, live, G) < 1.5)
+    margin, rule = mst_margins(centres, live, arcs, G)
+    ok &= ((arcs <= 1) | (margin >= 1.8)) & (batch.principle | (rule < 1.5))
     got = {"valid": live[:, None], "center": centres[:, None], "rotation": np.zeros((B, 1, K)),
            "radius": r[:, None], **{p: v[:, None] for p, v in a.items()}, "group": group[:, None], "clusters": arcs}
     return got, ok
@@ -847,7 +847,7 @@ def _grid_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray]:
     a = attributes(rng, batch, group, live, np.full(B, 4), 4)
     r = radii_of(a["size"], a["shape"], 0.24 * step)
     centres = np.stack([0.07 + (kj + 0.5) * step[:, None], 0.07 + (ki + 0.5) * step[:, None]], -1)
-    margin = mst_margins(centres, live, np.full(B, 4))
+    margin, = mst_margins(centres, live, np.full(B, 4))
     ok = np.where(batch.principle, margin >= 1.8, margin < 1.5)
     got = {"valid": live[:, None], "center": centres[:, None], "rotation": np.zeros((B, 1, CELLS)),
            "radius": r[:, None], **{p: v[:, None] for p, v in a.items()}, "group": group[:, None],

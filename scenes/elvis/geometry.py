@@ -81,12 +81,21 @@ def mst_margin(points: np.ndarray, k: int) -> float:
     """Single-linkage separability of ``points`` into ``k`` clusters: the shortest of the
     ``k - 1`` longest minimum-spanning-tree edges over the longest remaining edge
     (large when there are exactly ``k`` well separated clusters)."""
+    return mst_margin_each(points, (k,))[0]
+
+
+def mst_margin_each(points: np.ndarray, counts) -> list[float]:
+    """:func:`mst_margin` of ``points`` for each ``k`` of ``counts``, the tree built once."""
     p = np.asarray(points, dtype=np.float64)
-    n = len(p)
-    if k <= 1 or n <= k:
-        return 0.0
-    e = np.sort(ks.mst_edges(p))
-    return float(e[-(k - 1)] / max(e[-k], 1e-9))
+    n, e, out = len(p), None, []
+    for k in counts:
+        if k <= 1 or n <= k:
+            out.append(0.0)
+            continue
+        if e is None:
+            e = np.sort(ks.mst_edges(p))
+        out.append(float(e[-(k - 1)] / max(e[-k], 1e-9)))
+    return out
 
 
 def resample(curve: np.ndarray, n: int, start: float = 0.0) -> np.ndarray:
