@@ -199,6 +199,12 @@ def _prototypes(mouths: tuple = ()):
     return prims, verts, nverts, bounds
 
 
+def _with_zero_row(table: np.ndarray) -> np.ndarray:
+    """``table`` with an all-zero row appended: what a padding slot gathers (one pass over a
+    large column instead of a gather and a masking copy)."""
+    return np.concatenate([table, np.zeros((1,) + table.shape[1:], table.dtype)])
+
+
 @dataclass
 class ShapeBatch:
     """``B`` samples of named filled shapes (:data:`engine.shapes.SHAPES`) on a plain
@@ -286,7 +292,7 @@ class ShapeBatch:
             rotation=torch.zeros(B, K) if self.rotation is None else t(np.where(v, -np.radians(self.rotation), 0.0)),
             color=t(np.where(v[..., None], self.color / 255.0, 0.0)), alpha=t(v.astype(np.float32)),
             fill=t(v, torch.bool), stroke=t(np.where(v, prims[0].stroke, 0.0)), shell=torch.zeros(B, K),
-            order=torch.zeros(B, K), verts=t(np.where(v[..., None, None], verts[kind], 0.0)),
+            order=torch.zeros(B, K), verts=t(_with_zero_row(verts)[np.where(v, kind, len(verts))]),
             nverts=t(np.where(v, nverts[kind], 0), torch.long), index=torch.zeros(B, K, dtype=torch.long),
             bounds=t(np.where(v[..., None], bounds[kind], np.array([-1, -1, 1, 1], np.float32))))
         bg = torch.tensor(parse_color(self.background), dtype=torch.float32).expand(B, 3).contiguous()
