@@ -1074,5 +1074,7 @@ def _codes(names: np.ndarray) -> np.ndarray:
 def named_rgb(colours: np.ndarray) -> np.ndarray:
     """``colours`` (names, any shape) as RGB ints ``[..., 3]``."""
     table = named_colours()
-    flat = [table[c] if c is not None else (0, 0, 0) for c in colours.ravel()]
-    return np.asarray(flat, dtype=np.int64).reshape(colours.shape + (3,))
+    names = colours.ravel().tolist()
+    seen = {c: k for k, c in enumerate(dict.fromkeys(names))}           # each distinct name once
+    rgb = np.array([table[c] if c is not None else (0, 0, 0) for c in seen], dtype=np.int64).reshape(-1, 3)
+    return rgb[np.fromiter((seen[c] for c in names), np.int64, len(names))].reshape(colours.shape + (3,))
