@@ -256,8 +256,8 @@ def grouped_slots(rng: BatchRandom, batch: Batch, counts: dict, groups: int, slo
 def radii_of(sizes: np.ndarray, shapes: np.ndarray, base: np.ndarray) -> np.ndarray:
     """Bounding-disc radii ``[B,N]`` of objects of size classes and shapes ``[B,N]`` at
     ``base [B]``: ``max(base * SIZES[size], the least radius the shape's narrowest side allows)``."""
-    scale = np.vectorize(SIZES.__getitem__, otypes=[np.float64])(sizes)
-    least = np.vectorize(_NARROWEST.__getitem__, otypes=[np.float64])(shapes)
+    scale = looked_up(sizes, SIZES.__getitem__, np.float64)
+    least = looked_up(shapes, _NARROWEST.__getitem__, np.float64)
     return np.maximum(base[:, None] * scale, least)
 
 
@@ -1074,7 +1074,14 @@ def _codes(names: np.ndarray) -> np.ndarray:
 def named_rgb(colours: np.ndarray) -> np.ndarray:
     """``colours`` (names, any shape) as RGB ints ``[..., 3]``."""
     table = named_colours()
-    names = colours.ravel().tolist()
-    seen = {c: k for k, c in enumerate(dict.fromkeys(names))}           # each distinct name once
-    rgb = np.array([table[c] if c is not None else (0, 0, 0) for c in seen], dtype=np.int64).reshape(-1, 3)
-    return rgb[np.fromiter((seen[c] for c in names), np.int64, len(names))].reshape(colours.shape + (3,))
+    return looked_up(colours, lambda c: table[c] if c is not None else (0, 0, 0), np.int64, (3,))
+
+
+def looked_up(names: np.ndarray, value, dtype, tail: tuple = ()) -> np.ndarray:
+    """``value(name)`` (a scalar, or an array of shape ``tail``) for every element of
+    ``names`` (any shape), each distinct name looked up once: ``names.shape + tail`` of
+    ``dtype`` (a per-element ``np.vectorize`` or list of tuples costs a few ms per batch)."""
+    flat = names.ravel().tolist()
+    seen = {c: k for k, c in enumerate(dict.fromkeys(flat))}
+    table = np.array([value(c) for c in seen], dtype=dtype).reshape((len(seen),) + tail)
+    return table[np.fromiter((seen[c] for c in flat), np.int64, len(flat))].reshape(names.shape + tail)

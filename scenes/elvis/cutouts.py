@@ -13,7 +13,8 @@ import numpy as np
 
 from engine.batched import BatchRandom, in_box, place_once
 
-from .batched import CANDIDATES, Batch, _pick, attributes, figure_slots, grouped_slots, outlines, radii_of, redrawn
+from .batched import (CANDIDATES, Batch, _pick, attributes, figure_slots, grouped_slots, looked_up, outlines, radii_of,
+                      redrawn)
 from .layouts import BITE, CLOSURE_BASE, FIGURE_RADIUS, MIN_CUT, MISALIGN, NOTCH, REACH, SMALLEST_FIGURE
 
 PACMAN_COUNTS = {"s": (2, 4), "m": (5, 7), "l": (8, 10)}
@@ -178,7 +179,7 @@ def _circle_once(rng: BatchRandom, batch: Batch) -> tuple[dict, np.ndarray]:
     turned = turns(rng, batch, F, 4)
     rot = rng.random(F) * 90
     cut = R0[:, None] * (SMALLEST_FIGURE + rng.random(F) * (1 - SMALLEST_FIGURE)) - (1 - BITE[1]) * base[:, None]
-    edge = (r * np.vectorize(lambda sh: REACH.get(sh, 1.0), otypes=[np.float64])(a["shape"])).reshape(B, F, 4)
+    edge = (r * looked_up(a["shape"], lambda sh: REACH.get(sh, 1.0), np.float64)).reshape(B, F, 4)
     depth = np.clip((BITE[0] + rng.random(F, 4) * (BITE[1] - BITE[0])) * edge, MIN_CUT, 0.6 * edge)
     ang = np.radians(rot[..., None] + 45.0 + 90.0 * np.arange(4))
     u = np.stack([np.cos(ang), -np.sin(ang)], -1)                                   # [B,F,4,2]

@@ -244,7 +244,7 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
 
     def caption(b: int) -> str:
         return record(fs[b], kinds[b], broken_of(b), [], [], [], {})[2]
-    cols = dict(shape=np.vectorize(SHAPE_INDEX.__getitem__, otypes=[np.int64])(shape), center=centre, radius=radius,
+    cols = dict(shape=batched.looked_up(shape, SHAPE_INDEX.__getitem__, np.int64), center=centre, radius=radius,
                 color=rgb, valid=valid, rotation=turn, mouth=np.zeros_like(radius) if mouth is None else mouth)
     parts = [cols]
     if under is not None:                                   # a circle under everything
