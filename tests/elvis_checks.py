@@ -8,6 +8,9 @@ import math
 import numpy as np
 
 MARGIN = 1.8                 # proximity: gap between groups over the largest link inside one
+# the metadata's centres are rounded to 5 decimals: a margin drawn exactly at the bar can read
+# a few 1e-7 below it (elvis/proximity/red_triangle/rel-color_irr-size_g2_qm_all:0:1: 1.7999998)
+ROUNDING = 1e-4
 
 
 def _centres(objs) -> np.ndarray:
@@ -49,7 +52,7 @@ def proximity_holds(meta) -> bool:
     objs = meta["objects"]
     k = 4 if meta["category"] == "grid" else meta["factors"]["groups"]
     margin, labels = kruskal_margin(_centres(objs), k)
-    if margin < MARGIN:
+    if margin < MARGIN - ROUNDING:
         return False
     same = {}
     for lab, o in zip(labels, objs):
