@@ -36,25 +36,15 @@ def _rate(fn, images: int, repeats: int) -> float:
     return images / best
 
 
-def stream_rate(pattern: str, batches: int, repeats: int) -> float:
-    """Images/s of ``stream(pattern)`` over ``batches`` batches of :data:`BATCH` in this process."""
-    s = stream(pattern, seed=0, batch_size=BATCH, size=SIZE, count=BATCH * batches)
+def stream_rate(pattern: str, batches: int, repeats: int, ahead: bool = True) -> float:
+    """Images/s of ``stream(pattern)`` over ``batches`` batches of :data:`BATCH` in this process
+    (``ahead=False``: each batch drawn, then rendered, before the next is drawn)."""
+    s = stream(pattern, seed=0, batch_size=BATCH, size=SIZE, count=BATCH * batches, ahead=ahead)
 
     def streamed():
         for b in s:
             b["images"]
     return _rate(streamed, BATCH * batches, repeats)
-
-
-def unoverlapped_rate(pattern: str, batches: int, repeats: int) -> float:
-    """Images/s of the same batches as :func:`stream_rate`, each drawn and then rendered before
-    the next is drawn (``stream.batch(j)`` in turn: no rendering ahead on a helper thread)."""
-    s = stream(pattern, seed=0, batch_size=BATCH, size=SIZE, count=BATCH * batches)
-
-    def one_by_one():
-        for j in range(batches):
-            s.batch(j)["images"]
-    return _rate(one_by_one, BATCH * batches, repeats)
 
 
 def spinning_rate(pattern: str, batches: int, repeats: int) -> float:
@@ -85,7 +75,7 @@ def run(quick: bool = False) -> dict:
                                SIZE)
         rows.append({"pattern": pattern, "tasks": len(ids), "batched": batched, "images": BATCH * batches,
                      "stream": stream_rate(pattern, batches, repeats),
-                     "unoverlapped": unoverlapped_rate(pattern, batches, repeats),
+                     "unoverlapped": stream_rate(pattern, batches, repeats, ahead=False),
                      "alone": _rate(alone, len(positions), repeats),
                      "spinning": spinning_rate(pattern, batches, repeats)})
         print(rows[-1], flush=True)

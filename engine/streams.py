@@ -232,15 +232,18 @@ class SampleStream(IterableDataset):
             numba.set_num_threads(threads)         # numba's thread count is per thread: the caller's
             return frames.render(self.device)
 
+        def finished(job, rest) -> dict:
+            return {"images": job.result(), **rest}
+
         with ThreadPoolExecutor(1, thread_name_prefix="procvis-render") as pool:
             ahead = None
             for j in batches:
                 frames, rest = self._unrendered(j)
                 if ahead is not None:
-                    yield {"images": ahead[0].result(), **ahead[1]}
+                    yield finished(*ahead)
                 ahead = (pool.submit(render, frames, numba.get_num_threads()), rest)
             if ahead is not None:
-                yield {"images": ahead[0].result(), **ahead[1]}
+                yield finished(*ahead)
 
     def frames(self, positions) -> tuple[list, Frames]:
         """The samples at ``positions`` (in position order) and their panels, collated but not
