@@ -99,6 +99,23 @@ class BatchRandom:
         return out
 
 
+def rounded(values, digits: int) -> np.ndarray:
+    """``values`` rounded to ``digits`` decimals exactly as Python's ``round(x, digits)``
+    rounds each (the double nearest the half-even decimal rounding of its exact value), for
+    a whole column at once. Where float64 cannot tell on which side of a tie the scaled value
+    lies (within a few ulps of one: exact ties such as ``0.25`` to 1 decimal, huge values,
+    NaN), ``round`` itself decides. Returns float64 of ``values``' shape."""
+    a = np.asarray(values, dtype=np.float64)
+    scale = 10.0 ** digits
+    y = a * scale
+    out = np.round(y) / scale           # an exact integer over an exact power of ten: the nearest double
+    with np.errstate(invalid="ignore"):
+        unsure = ~(np.abs(np.abs(y - np.floor(y)) - 0.5) > np.abs(y) * 2.0 ** -48) | ~(np.abs(y) < 2.0 ** 48)
+    if unsure.any():
+        out[unsure] = [round(x, digits) for x in a[unsure].tolist()]
+    return out
+
+
 def scatter(rng: BatchRandom, radii: np.ndarray, valid: np.ndarray, bounds=(0.0, 0.0, 1.0, 1.0),
             gap: float = 0.02, candidates: int = 48, attempts: int = 64) -> np.ndarray:
     """Centres ``[B,K,2]`` for discs of ``radii [B,K]`` (where ``valid``) inside ``bounds``,
@@ -250,9 +267,12 @@ class ShapeBatch:
             push(new(Primitive, (p[0], p[1], (x, y), (p[3][0] * r, p[3][1] * r), turn, tuple(rgb), *p[6:])))
         return s
 
-    def draw(self, b: int) -> Draw:
-        """Sample ``b`` as the :class:`engine.sample.Draw` a one-at-a-time task returns."""
-        return Draw(self.scene(b), self.question_of(b), self.answer[b], self.answer_type, options=self.options,
+    def draw(self, b: int, scene: bool = True) -> Draw:
+        """Sample ``b`` as the :class:`engine.sample.Draw` a one-at-a-time task returns.
+        ``scene=False``: its panel is an empty scene of the background, for a caller that
+        renders the batch's own columns (:meth:`scene_batch`) and needs only the rest."""
+        panel = self.scene(b) if scene else Scene(background=self.background)
+        return Draw(panel, self.question_of(b), self.answer[b], self.answer_type, options=self.options,
                     meta=self.meta(b), caption=None if self.caption is None else self.caption(b))
 
     @functools.cached_property

@@ -252,6 +252,18 @@ def encoded_panels(samples, size) -> list[list[bytes]]:
     return out
 
 
+def _encoded_rows(batch, size) -> list[list[bytes]]:
+    """PNG bytes of each scene of the :class:`engine.batch.SceneBatch` ``batch`` (one panel
+    per sample, on the ``size`` canvas), rendered a few at a time within the memory budget as
+    :func:`encoded_panels` renders; returns per sample a one-item list."""
+    h, w = canvas_size(size)
+    step = max(1, memory_budget() // ENCODE_BYTES_PER_PX // (h * w))
+    out = []
+    for a in range(0, len(batch), step):
+        out += [[encode_png(im)] for im in render(batch.slice(a, a + step), (h, w))]
+    return out
+
+
 HF_FEATURES = {
     "id": {"dtype": "string", "_type": "Value"},
     "task": {"dtype": "string", "_type": "Value"},
@@ -368,12 +380,13 @@ def _write_bundle(out: str, cfg: RunConfig, shards: list[tuple[str, int]]) -> li
     if not tasks[shards[0][0]].batched:                   # a task drawn one sample at a time: shard by shard
         return [_write_shard(out, cfg, t, k) for t, k in shards]
     members = [(tasks[t], i) for t, k in shards for i in cfg.rows(k)]
-    samples = []
+    samples, images = [], []
     for a in range(0, len(members), BATCH):
         part = members[a:a + BATCH]
         drawn = draw_together(cfg.seed, part)
-        samples += [task.build(drawn.draw(b), cfg.seed, i) for b, (task, i) in enumerate(part)]
-    images = encoded_panels(samples, cfg.size)
+        # the records need no scene: the images are rendered from the batch's columns
+        samples += [task.build(drawn.draw(b, scene=False), cfg.seed, i) for b, (task, i) in enumerate(part)]
+        images += _encoded_rows(drawn.scene_batch(), cfg.size)
     out_rows, at = [], 0
     for t, k in shards:
         n = len(cfg.rows(k))

@@ -14,11 +14,12 @@ every ``N >= 2``.
 """
 from __future__ import annotations
 
+import functools
 from fractions import Fraction
 
 import numpy as np
 
-from engine.batched import BatchRandom, ShapeBatch
+from engine.batched import BatchRandom, ShapeBatch, rounded
 from engine.shapes import SHAPES as ENGINE_SHAPES
 
 from . import batched, continuity, cutouts
@@ -96,6 +97,7 @@ def _principle_sentence(f: Factors) -> str:
     }[c]
 
 
+@functools.lru_cache(maxsize=None)
 def rule_text(f: Factors) -> str:
     """The task's rule as one readable sentence."""
     cat = CATEGORIES[f.category]
@@ -223,15 +225,20 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
     under, over = lay.get("under"), lay.get("over")
     first = 0 if under is None else 1                       # the backdrop disc takes slot 0
 
+    @functools.cache
+    def numbers() -> tuple:                                 # what the metadata rounds, for every sample at once
+        return rounded(radius, 5), rounded(centre, 5), rounded(rotation, 3)
+
     def meta(b: int) -> dict:
         n = int(valid[b].sum())
         more = [dict(zip(extra, vals)) for vals in zip(*(v[b, :n].tolist() for v in extra.values()))] \
             if extra else [{}] * n
-        objects = [{"shape": sh, "color": co, "rgb": c3, "size": si, "radius": round(r, 5),
-                    "center": [round(x, 5), round(y, 5)], "rotation": round(t, 3), "group": g, "prim": first + k, **e}
-                   for k, (sh, co, c3, si, r, (x, y), t, g, e) in enumerate(zip(
-                       shape[b, :n], colour[b, :n], rgb[b, :n].tolist(), size[b, :n], radius[b, :n].tolist(),
-                       centre[b, :n].tolist(), rotation[b, :n].tolist(), group[b, :n].tolist(), more))]
+        r5, c5, t3 = numbers()
+        objects = [{"shape": sh, "color": co, "rgb": c3, "size": si, "radius": r, "center": xy, "rotation": t,
+                    "group": g, "prim": first + k, **e}
+                   for k, (sh, co, c3, si, r, xy, t, g, e) in enumerate(zip(
+                       shape[b, :n], colour[b, :n], rgb[b, :n].tolist(), size[b, :n], r5[b, :n].tolist(),
+                       c5[b, :n].tolist(), t3[b, :n].tolist(), group[b, :n].tolist(), more))]
         behind = [] if under is None else [{"kind": "disc", "center": under["center"][b].tolist(),
                                             "radius": float(under["radius"][b]), "rgb": under["rgb"][b].tolist()}]
         info = {**constants, **{k: [int(v) for v in a[b] if v >= 0] for k, a in lists.items()},
