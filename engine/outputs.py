@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import functools
 import hashlib
 import itertools
 import json
@@ -51,16 +52,23 @@ from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import torch
 
 from . import hub
 from .canvas import (BUDGET_ENV, ENCODE_BYTES_PER_PX, WORKER_BASE_BYTES, canvas_size, gib, images_per_batch,
                      memory_budget)
 from .errors import Interrupted, OutputError, UserError
-from .frames import panel_groups
+from .lazy import lazy_module
 from .registry import family_of, get_family, get_task, resolve, run_settings
-from .rendering import render
+
+if TYPE_CHECKING:
+    import torch
+
+# torch, loaded where pixels are made: a parent process only plans, journals and starts its
+# workers, which then load torch side by side instead of after it
+frames, rendering = lazy_module("engine.frames"), lazy_module("engine.rendering")
 
 FORMATS = ("parquet", "imagefolder", "hf")
 SHARD_SIZES = {"parquet": 256, "imagefolder": 256, "hf": 100}   # default rows per shard (hf: per row group)
@@ -105,6 +113,10 @@ class RunConfig:
 
     def marker(self) -> str:
         """A short digest of the identity: the run-specific part of its temporary names."""
+        return self._marker
+
+    @functools.cached_property
+    def _marker(self) -> str:                # asked twice per shard: worth keeping (the fields never change)
         return hashlib.sha256(json.dumps(self.identity(), sort_keys=True).encode()).hexdigest()[:12]
 
     def shard_count(self) -> int:
@@ -221,11 +233,11 @@ def render_samples(samples, size, batch_panels: int = 128, device="cpu",
     per sample a list of ``[3,H,W]`` uint8."""
     hw = canvas_size(size)
     out: list[list] = [[None] * (1 if first else len(s.panels)) for s in samples]
-    for hw, flat in panel_groups(samples, hw, first).items():
+    for hw, flat in frames.panel_groups(samples, hw, first).items():
         step = min(batch_panels, images_per_batch(hw, "numba"))          # results within the memory budget
         for j in range(0, len(flat), step):
             chunk = flat[j:j + step]
-            for ((i, k), _), img in zip(chunk, render([p for _, p in chunk], hw, device=device)):
+            for ((i, k), _), img in zip(chunk, rendering.render([p for _, p in chunk], hw, device=device)):
                 out[i][k] = img
     return out
 
@@ -260,7 +272,7 @@ def _encoded_rows(batch, size) -> list[list[bytes]]:
     step = max(1, memory_budget() // ENCODE_BYTES_PER_PX // (h * w))
     out = []
     for a in range(0, len(batch), step):
-        out += [[encode_png(im)] for im in render(batch.slice(a, a + step), (h, w))]
+        out += [[encode_png(im)] for im in rendering.render(batch.slice(a, a + step), (h, w))]
     return out
 
 
@@ -460,6 +472,7 @@ def _init_worker(threads: int, parent: int, budget: int) -> None:
     """Set up a worker: its thread counts, its share of the memory budget, no Ctrl-C of its
     own, and a watch on its parent."""
     import numba      # in the worker only: a parent rendering on the torch path never loads it
+    import torch
 
     # Ctrl-C reaches the whole process group: the parent alone decides how the run ends.
     signal.signal(signal.SIGINT, signal.SIG_IGN)

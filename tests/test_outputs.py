@@ -48,6 +48,19 @@ def test_workers_and_reruns_give_identical_files(tmp_path):
     assert _files(a) == before
 
 
+def test_a_parent_with_workers_leaves_torch_to_them(tmp_path):
+    # the workers load torch side by side as soon as they are started; a parent that loaded
+    # it first started them about a second later
+    script = tmp_path / "run.py"
+    script.write_text("import sys\nfrom engine.outputs import generate\nif __name__ == '__main__':\n"
+                      "    generate('shapes/count/*', sys.argv[1], count=3, size=32, workers=2, progress=False)\n"
+                      "    print('TORCH' if 'torch._C' in sys.modules else 'LIGHT')\n")
+    run = subprocess.run([sys.executable, str(script), str(tmp_path / "out")], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": "."}, timeout=300)
+    assert run.returncode == 0, run.stderr[-800:]
+    assert run.stdout.split() == ["LIGHT"] and verify(str(tmp_path / "out")) == []
+
+
 def test_shards_drawn_together_are_the_shards_written_one_at_a_time(tmp_path):
     """Shards of batched tasks sharing a batch key are drawn and rendered together (one
     bundle across tasks); every file is the one writing that shard alone gives."""
