@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
+from .jit import exact
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+
+@exact
 def first_clear(cand: np.ndarray, placed: np.ndarray, m: int, r: float, gap: float) -> int:
     """The first row ``k`` of ``cand [N,2]`` whose disc of radius ``r`` keeps ``gap`` from
     each of the first ``m`` discs of ``placed [M,3]`` (``x, y, radius``): ``dx**2 + dy**2 >=
@@ -29,7 +30,7 @@ def first_clear(cand: np.ndarray, placed: np.ndarray, m: int, r: float, gap: flo
     return -1
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def place_run(blocks: np.ndarray, placed: np.ndarray, m: int, r: float, gap: float, discs: np.ndarray,
               out: np.ndarray) -> int:
     """Place discs ``discs[j]`` (all of radius ``r``) one after another, disc ``j`` at the first
@@ -53,7 +54,7 @@ _M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 BOX, SECTOR = 0, 1            # region kinds of :func:`place_regions`
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def uniform(key, ctr) -> float:
     """Value ``ctr`` (>= 1) of the counter-based stream of ``key`` (both uint64): the draw
     :class:`engine.batched.BatchRandom` gives at that counter, in [0, 1)."""
@@ -64,7 +65,7 @@ def uniform(key, ctr) -> float:
     return float(z >> np.uint64(11)) * 2.0 ** -53
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def _candidate(kind: int, key, drawn, K: int, M: int, k: int, m: int, p: np.ndarray, r: float) -> tuple:
     """Candidate ``m`` of the disc placed ``k``-th (radius ``r``) in its region ``p``: a box
     ``(x0, y0, x1, y1)``, the disc kept inside, from draws ``((k * M + m) * 2 + c)`` (as
@@ -87,7 +88,7 @@ def _candidate(kind: int, key, drawn, K: int, M: int, k: int, m: int, p: np.ndar
     return p[0] + rho * math.cos(ang), p[1] - rho * math.sin(ang)
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def place_regions(keys: np.ndarray, drawn, kind: int, M: int, regions: np.ndarray, radii: np.ndarray,
                   live: np.ndarray, gap: float, fixed: np.ndarray, out: np.ndarray, ok: np.ndarray) -> None:
     """For each of ``B`` samples (stream ``keys [B]`` uint64, ``drawn`` values already

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
+from .jit import exact
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+
+@exact
 def nearest_each(c: np.ndarray, out: np.ndarray) -> None:
     """Fill ``out[i]`` with the distance from ``c[i]`` to its nearest other point of ``c``
     ``(n, 2)`` (``inf`` when it has none, NaN when a distance is NaN), as ``d.min(1)`` of the
@@ -36,7 +37,7 @@ def nearest_each(c: np.ndarray, out: np.ndarray) -> None:
 PW_BLOCK = 128                # numpy's pairwise-summation block (``PW_BLOCKSIZE``)
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def _block_sum(a: np.ndarray, lo: int, n: int) -> float:
     """The sum of ``a[lo:lo + n]`` (``n <= PW_BLOCK``) as numpy's pairwise summation adds a
     block: one by one below 8 elements, else in 8 interleaved partial sums. Returns it."""
@@ -65,7 +66,7 @@ def _block_sum(a: np.ndarray, lo: int, n: int) -> float:
     return res
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def _half(n: int) -> int:
     """Where numpy's pairwise summation splits ``n > PW_BLOCK`` elements: at about half, a
     multiple of 8."""
@@ -73,7 +74,7 @@ def _half(n: int) -> int:
     return h - h % 8
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def pairwise_sum(a: np.ndarray, lo: int, n: int) -> float:
     """The sum of ``a[lo:lo + n]`` in the order ``np.add.reduce`` adds a contiguous float64
     array: a block up to :data:`PW_BLOCK` (:func:`_block_sum`), above it the sum of its two
@@ -105,7 +106,7 @@ def pairwise_sum(a: np.ndarray, lo: int, n: int) -> float:
         top += 1
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def mean_nearest(c: np.ndarray) -> float:
     """The mean nearest-neighbour distance of ``c`` ``(n, 2)``, as
     ``d.min(1).mean()`` of its distance matrix with an infinite diagonal."""
@@ -114,7 +115,7 @@ def mean_nearest(c: np.ndarray) -> float:
     return pairwise_sum(nn, 0, nn.shape[0]) / nn.shape[0]
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def spread(c: np.ndarray) -> float:
     """The RMS distance of ``c`` ``(n, 2)`` from its mean, as
     ``np.sqrt(((c - c.mean(0)) ** 2).sum(1).mean())``."""
@@ -132,7 +133,7 @@ def spread(c: np.ndarray) -> float:
     return math.sqrt(pairwise_sum(sq, 0, n) / n)
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def apart(c: np.ndarray, r: np.ndarray, gap: float) -> bool:
     """Whether every two discs of centres ``c`` ``(n, 2)`` and radii ``r`` ``(n,)`` lie at
     least ``gap`` apart: ``d >= (r_i + r_j) + gap`` for every pair (False on NaN)."""
@@ -145,7 +146,7 @@ def apart(c: np.ndarray, r: np.ndarray, gap: float) -> bool:
     return True
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def apart_each(c: np.ndarray, r: np.ndarray, live: np.ndarray, gap: float) -> np.ndarray:
     """Per row of a batch (``c`` ``[B,K,2]``, ``r`` ``[B,K]``, ``live`` ``[B,K]``), whether
     every two live discs lie ``gap`` apart (:func:`apart`). Returns ``[B]`` bool."""
@@ -155,7 +156,7 @@ def apart_each(c: np.ndarray, r: np.ndarray, live: np.ndarray, gap: float) -> np
     return out
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def inside(c: np.ndarray, r: np.ndarray, lo: float, hi: float) -> bool:
     """Whether every disc of centres ``c`` ``(n, 2)`` and radii ``r`` keeps ``c - r >= lo``
     and ``c + r <= hi`` on both axes (True on NaN, as the negated numpy tests are)."""
@@ -166,7 +167,7 @@ def inside(c: np.ndarray, r: np.ndarray, lo: float, hi: float) -> bool:
     return True
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def outline_candidate(c: np.ndarray, r: np.ndarray, gap: float, lo: float, hi: float) -> tuple:
     """:func:`apart` and :func:`inside` together, then the statistics a candidate is judged
     by. Returns ``(ok, mean_nearest(c), spread(c))``, the two zero when not ``ok``."""
@@ -175,7 +176,7 @@ def outline_candidate(c: np.ndarray, r: np.ndarray, gap: float, lo: float, hi: f
     return True, mean_nearest(c), spread(c)
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def closest_pair(c: np.ndarray) -> float:
     """The smallest distance between two points of ``c`` ``(n, 2)`` (``inf`` when ``n < 2``;
     NaN when a distance is NaN)."""
@@ -191,7 +192,7 @@ def closest_pair(c: np.ndarray) -> float:
     return best
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def nearest_between(a: np.ndarray, b: np.ndarray) -> float:
     """The smallest distance from a point of ``a`` ``(n, 2)`` to one of ``b`` ``(m, 2)``
     (``inf`` when either is empty; NaN when a distance is NaN)."""
@@ -206,7 +207,7 @@ def nearest_between(a: np.ndarray, b: np.ndarray) -> float:
     return best
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def close_pairs(c: np.ndarray, limit: float) -> int:
     """How many pairs ``i < j`` of points of ``c`` ``(n, 2)`` lie closer than ``limit``."""
     count = 0
@@ -218,7 +219,7 @@ def close_pairs(c: np.ndarray, limit: float) -> int:
     return count
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def curves_touch(c: np.ndarray, r: np.ndarray, curve_of: np.ndarray, paired: np.ndarray, share: float,
                  gap: float) -> bool:
     """Whether two discs of centres ``c`` ``(n, 2)`` and radii ``r`` touch: closer than
@@ -237,7 +238,7 @@ def curves_touch(c: np.ndarray, r: np.ndarray, curve_of: np.ndarray, paired: np.
     return False
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def overlapping_each(c: np.ndarray, r: np.ndarray, out: np.ndarray) -> None:
     """Fill ``out[i]`` with whether disc ``i`` (centres ``c`` ``(n, 2)``, radii ``r``) comes
     closer than ``r_i + r_j`` to another. Returns nothing."""
@@ -251,7 +252,7 @@ def overlapping_each(c: np.ndarray, r: np.ndarray, out: np.ndarray) -> None:
                 out[j] = True
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def scaled_outline(c: np.ndarray, first: int, n: int, centre: np.ndarray, scale: float, r: np.ndarray,
                    gap: float, lo: float, hi: float) -> tuple:
     """A copy of ``c`` ``(m, 2)`` with rows ``first:first + n`` moved to ``centre + scale *
@@ -265,7 +266,7 @@ def scaled_outline(c: np.ndarray, first: int, n: int, centre: np.ndarray, scale:
     return out, ok, nn, sp
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def mst_edges(p: np.ndarray) -> np.ndarray:
     """The ``n - 1`` edge lengths of the minimum spanning tree of ``p`` ``(n, 2)``, in the
     order Prim's algorithm from point 0 adds them: each step takes the first of the nearest
@@ -302,7 +303,7 @@ def mst_edges(p: np.ndarray) -> np.ndarray:
 # The samplers' arithmetic between numpy's transcendental functions (which stay in numpy, as
 # its own implementations of them may differ from the C library's in the last bit).
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def ring_radii(u: np.ndarray, lo2: float, span: float, r: float) -> tuple:
     """Radii ``rho = np.sqrt(lo2 + u * span)`` of points in a ring, and the sine of the angle
     a disc of radius ``r`` there takes, ``np.clip(r / np.maximum(rho, 1e-9), 0, 1)`` (numpy's
@@ -320,7 +321,7 @@ def ring_radii(u: np.ndarray, lo2: float, span: float, r: float) -> tuple:
     return rho, sine
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def polar_points(cx: float, cy: float, rho: np.ndarray, cos: np.ndarray, sin: np.ndarray) -> np.ndarray:
     """Points ``(cx + rho * cos, cy - rho * sin)`` (y down). Returns them ``(n, 2)``."""
     n = rho.shape[0]
@@ -331,7 +332,7 @@ def polar_points(cx: float, cy: float, rho: np.ndarray, cos: np.ndarray, sin: np
     return out
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def box_points(u: np.ndarray, x0: float, y0: float, w: float, h: float) -> np.ndarray:
     """Points ``(x0, y0) + u * (w, h)`` for ``u`` ``(n, 2)``. Returns them ``(n, 2)``."""
     n = u.shape[0]
@@ -342,7 +343,7 @@ def box_points(u: np.ndarray, x0: float, y0: float, w: float, h: float) -> np.nd
     return out
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def rotated(p: np.ndarray, cx: float, cy: float, cos: float, sin: float) -> np.ndarray:
     """Points ``p`` ``(n, 2)`` turned about ``(cx, cy)``: with ``(x, y) = p - (cx, cy)``,
     ``(cx + (cos * x + sin * y), cy + (-sin * x + cos * y))``. Returns them ``(n, 2)``."""
@@ -355,7 +356,7 @@ def rotated(p: np.ndarray, cx: float, cy: float, cos: float, sin: float) -> np.n
     return out
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def broken_curves(flat: np.ndarray, bounds: np.ndarray, at: int, kink: bool, cx: float, cy: float, cos: float,
                   sin: float, dx: float, dy: float, others: np.ndarray, lo: float, hi: float) -> tuple:
     """Curves ``flat[bounds[k]:bounds[k + 1]]`` (points ``(N, 2)``) each broken after its point
@@ -386,7 +387,7 @@ def broken_curves(flat: np.ndarray, bounds: np.ndarray, at: int, kink: bool, cx:
     return out, off, nearest_between(moved[:k], others)
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def stretch_mid(c: np.ndarray, first: int, n: int, start: int, k: int, cx: float, cy: float) -> np.ndarray:
     """The mean of the ``k`` outline points ``c[first + (start + j) % n]`` less ``(cx, cy)``, as
     ``np.add.reduce(c[idx], 0) / k - centre`` (a column sum row after row, from 0.0: a
@@ -401,7 +402,7 @@ def stretch_mid(c: np.ndarray, first: int, n: int, start: int, k: int, cx: float
     return out
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def stretched(c: np.ndarray, first: int, n: int, start: int, k: int, u0: float, u1: float, d: float) -> tuple:
     """A copy of ``c`` ``(N, 2)`` with the points of :func:`stretch_mid` moved by
     ``(u0 * d, u1 * d)``. Returns ``(moved, mean_nearest(moved), spread(moved))``."""
@@ -413,7 +414,7 @@ def stretched(c: np.ndarray, first: int, n: int, start: int, k: int, u0: float, 
     return moved, mean_nearest(moved), spread(moved)
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def _clipped(v: float, lo: float, hi: float) -> float:
     """``min(max(v, lo), hi)`` as Python gives it (NaN stays NaN)."""
     if v != v:
@@ -422,7 +423,7 @@ def _clipped(v: float, lo: float, hi: float) -> float:
     return hi if hi < v else v
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def best_stretch(c: np.ndarray, first: int, n: int, starts: np.ndarray, ks: np.ndarray, u: np.ndarray,
                  ds: np.ndarray, centre: np.ndarray, nn0: float, spread0: float, lo: float, hi: float,
                  r: np.ndarray, gap: float, edge_lo: float, edge_hi: float) -> tuple:
@@ -464,7 +465,7 @@ DEGREES = 180.0 / math.pi     # ``np.degrees``'s factor, and ``np.radians``'s be
 RADIANS = math.pi / 180.0
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def sector_radians(asin: np.ndarray, u: np.ndarray, a0: float, width: float) -> np.ndarray:
     """The angles ``np.radians(a0 + pad + u * np.maximum(width - 2 * pad, 0))`` of points in a
     sector ``width`` degrees wide, kept ``pad = np.degrees(asin)`` from its edges. Returns them ``(n,)``."""

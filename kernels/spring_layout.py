@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import math
 
-import numba
 import numpy as np
 
+from .jit import exact
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+
+@exact
 def distances(p: np.ndarray, dist: np.ndarray) -> None:
     """Fill ``dist`` ``(n, n)`` with ``hypot(p_i - p_j) + eye + 1e-6`` for the points ``p``
     ``(n, 2)`` (``1.0 + 1e-6`` on the diagonal). Returns nothing."""
@@ -40,7 +41,7 @@ def distances(p: np.ndarray, dist: np.ndarray) -> None:
             dist[i, j] = (h + (1.0 if i == j else 0.0)) + 1e-6
 
 
-@numba.njit(cache=True, nogil=True, fastmath=False)
+@exact
 def step(p: np.ndarray, dist: np.ndarray, cube: np.ndarray, ends: np.ndarray, t: int, steps: int,
          force: np.ndarray) -> None:
     """One layout step ``t`` of ``steps`` on the points ``p`` ``(n, 2)``, in place, given

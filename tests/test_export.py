@@ -84,6 +84,15 @@ def test_light_readers_score_as_eval_without_torch_or_3d(tmp_path):
     assert got["scores"] == expected
 
 
+def test_without_numba_a_compiled_kernel_says_what_is_missing():
+    code = ("import sys\nsys.modules['numba'] = None\nimport numpy as np\nfrom kernels.errors import SetupError\n"
+            "from kernels.outline_stats import mean_nearest\ntry:\n    mean_nearest(np.zeros((3, 2)))\n"
+            "except SetupError as e:\n    print(e)\n")
+    run = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stderr
+    assert "mean_nearest is compiled with numba, which is not installed here: pip install numba" in run.stdout
+
+
 def test_a_task_not_listed_where_scored_is_read_by_its_family_reader():
     sample = get_task("bongard/classic/number/even_vs_odd").sample(0, 0)
     rec = {**readers.record(sample), "task": "bongard/real/gone/problem", "settings": {"problems": "/no/such/folder"}}

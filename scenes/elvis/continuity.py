@@ -15,14 +15,12 @@ import math
 import numpy as np
 
 from engine.batched import BatchRandom
-from engine.lazy import lazy_module
 from engine.placement import PlacementError
+from kernels import outline_stats as ks
 
 from .attributes import SIZES
 from .batched import Batch, attributes, radii_of, redrawn
 from .layouts import CANDIDATES, MIN_DIAMETER, _spread
-
-ks = lazy_module("kernels.outline_stats")   # numba, imported at the first draw: scoring needs none
 
 CURVES = 5                   # one_split_n: a trunk and up to 4 branches
 PER_CURVE = 14               # the most objects one curve holds (crossing curves, xl)

@@ -5,11 +5,9 @@ import math
 
 import numpy as np
 
-from engine.lazy import lazy_module
 from engine.placement import PlacementError
-
-ks = lazy_module("kernels.outline_stats")   # numba, imported at the first draw: scoring needs none
-clearance = lazy_module("kernels.clearance")
+from kernels import outline_stats as ks
+from kernels.clearance import place_run
 
 TRIES = 400
 SMALL = 32                 # candidates in a disc's first draw
@@ -41,12 +39,12 @@ def place(rng: np.random.Generator, radii, sampler, gap: float, fixed=(), tries:
         blocks = np.ascontiguousarray(sampler(rng, SMALL * same, rad_np).reshape(same, SMALL, 2))
         j = 0
         while True:
-            done = clearance.place_run(blocks[j:], placed, m, rad, g, run[j:], out)
+            done = place_run(blocks[j:], placed, m, rad, g, run[j:], out)
             j, m = j + done, m + done
             if j == same:
                 break
             large = np.ascontiguousarray(sampler(rng, tries, rad_np).reshape(1, -1, 2))   # disc run[j]: a large draw
-            if not clearance.place_run(large, placed, m, rad, g, run[j:j + 1], out):
+            if not place_run(large, placed, m, rad, g, run[j:j + 1], out):
                 raise PlacementError(f"could not place {len(r)} discs with gap {gap}")
             j, m = j + 1, m + 1
         start += same

@@ -14,12 +14,10 @@ import math
 
 import numpy as np
 
-from engine.lazy import lazy_module
 from engine.placement import PlacementError
+from kernels import outline_stats as ks
 
 from .attributes import SIZES
-
-ks = lazy_module("kernels.outline_stats")   # numba, imported at the first draw: scoring needs none
 
 CANONICAL_AXES = (0, 45, 90, 135)
 MIN_DIAMETER = 4.5 / 224          # no object smaller than 4.5 px at 224 px

@@ -9,13 +9,11 @@ import math
 
 import numpy as np
 
-from engine.lazy import lazy_module
 from engine.placement import PlacementError
 from engine.scene import Scene
+from kernels import spring_layout
 
 from .common import BASIC, WHITE, Form, domain, extent, pick, place, shape
-
-spring_layout = lazy_module("kernels.spring_layout")   # numba, imported at the first draw: scoring needs none
 
 COUNT = Form("single", ("COUNT",))
 COUNT_SPACED = Form("single", ("COUNT",), space=True)
