@@ -14,6 +14,19 @@ import numpy as np
 
 from .jit import exact
 
+SURE = 1.0 + 1e-12            # a squared sum this far beyond a bound's square puts hypot beyond the bound
+
+
+@exact
+def beyond(dx: float, dy: float, bound: float) -> bool:
+    """Whether ``math.hypot(dx, dy) >= bound`` is certain from ``dx * dx + dy * dy`` alone
+    (its rounding is a few ulps; ``SURE`` allows ten thousand times that): a pair this far
+    needs no ``hypot``, which costs ten times the squares. False when it cannot tell (near
+    the bound, a bound that is infinite, NaN or so small that its square loses precision),
+    and the caller computes ``hypot``. Since the callers then decide with ``hypot`` exactly
+    as before, their results do not change."""
+    return bound > 1e-100 and dx * dx + dy * dy > bound * bound * SURE
+
 
 @exact
 def nearest_each(c: np.ndarray, out: np.ndarray) -> None:
@@ -25,7 +38,10 @@ def nearest_each(c: np.ndarray, out: np.ndarray) -> None:
         out[i] = np.inf
     for i in range(n):
         for j in range(i + 1, n):
-            d = math.hypot(c[i, 0] - c[j, 0], c[i, 1] - c[j, 1])
+            dx, dy = c[i, 0] - c[j, 0], c[i, 1] - c[j, 1]
+            if beyond(dx, dy, out[i] if out[i] > out[j] else out[j]):     # neither nearest changes
+                continue
+            d = math.hypot(dx, dy)
             if d < out[i] or d != d:
                 if out[i] == out[i]:
                     out[i] = d
@@ -140,8 +156,8 @@ def apart(c: np.ndarray, r: np.ndarray, gap: float) -> bool:
     n = c.shape[0]
     for i in range(n):
         for j in range(i + 1, n):
-            d = math.hypot(c[i, 0] - c[j, 0], c[i, 1] - c[j, 1])
-            if not d >= (r[i] + r[j]) + gap:
+            dx, dy, bound = c[i, 0] - c[j, 0], c[i, 1] - c[j, 1], (r[i] + r[j]) + gap
+            if not beyond(dx, dy, bound) and not math.hypot(dx, dy) >= bound:
                 return False
     return True
 
@@ -184,7 +200,10 @@ def closest_pair(c: np.ndarray) -> float:
     n = c.shape[0]
     for i in range(n):
         for j in range(i + 1, n):
-            d = math.hypot(c[i, 0] - c[j, 0], c[i, 1] - c[j, 1])
+            dx, dy = c[i, 0] - c[j, 0], c[i, 1] - c[j, 1]
+            if beyond(dx, dy, best):
+                continue
+            d = math.hypot(dx, dy)
             if d != d:
                 return d
             if d < best:
@@ -199,7 +218,10 @@ def nearest_between(a: np.ndarray, b: np.ndarray) -> float:
     best = np.inf
     for i in range(a.shape[0]):
         for j in range(b.shape[0]):
-            d = math.hypot(a[i, 0] - b[j, 0], a[i, 1] - b[j, 1])
+            dx, dy = a[i, 0] - b[j, 0], a[i, 1] - b[j, 1]
+            if beyond(dx, dy, best):
+                continue
+            d = math.hypot(dx, dy)
             if d != d:
                 return d
             if d < best:
@@ -214,7 +236,8 @@ def close_pairs(c: np.ndarray, limit: float) -> int:
     n = c.shape[0]
     for i in range(n):
         for j in range(i + 1, n):
-            if math.hypot(c[i, 0] - c[j, 0], c[i, 1] - c[j, 1]) < limit:
+            dx, dy = c[i, 0] - c[j, 0], c[i, 1] - c[j, 1]
+            if not beyond(dx, dy, limit) and math.hypot(dx, dy) < limit:
                 count += 1
     return count
 
@@ -228,12 +251,10 @@ def curves_touch(c: np.ndarray, r: np.ndarray, curve_of: np.ndarray, paired: np.
     n = c.shape[0]
     for i in range(n):
         for j in range(i + 1, n):
-            d = math.hypot(c[i, 0] - c[j, 0], c[i, 1] - c[j, 1])
+            dx, dy = c[i, 0] - c[j, 0], c[i, 1] - c[j, 1]
             reach = r[i] + r[j]
-            if paired[curve_of[i], curve_of[j]]:
-                if d < share * reach:
-                    return True
-            elif d < reach + gap:
+            bound = share * reach if paired[curve_of[i], curve_of[j]] else reach + gap
+            if not beyond(dx, dy, bound) and math.hypot(dx, dy) < bound:
                 return True
     return False
 
@@ -247,7 +268,8 @@ def overlapping_each(c: np.ndarray, r: np.ndarray, out: np.ndarray) -> None:
         out[i] = False
     for i in range(n):
         for j in range(i + 1, n):
-            if math.hypot(c[i, 0] - c[j, 0], c[i, 1] - c[j, 1]) < r[i] + r[j]:
+            dx, dy = c[i, 0] - c[j, 0], c[i, 1] - c[j, 1]
+            if not beyond(dx, dy, r[i] + r[j]) and math.hypot(dx, dy) < r[i] + r[j]:
                 out[i] = True
                 out[j] = True
 
@@ -293,7 +315,10 @@ def mst_edges(p: np.ndarray) -> np.ndarray:
         edges[e] = best[j]
         seen[j] = True
         for i in range(n):
-            d = math.hypot(p[j, 0] - p[i, 0], p[j, 1] - p[i, 1])
+            dx, dy = p[j, 0] - p[i, 0], p[j, 1] - p[i, 1]
+            if seen[i] or beyond(dx, dy, best[i]):      # a reached point's reach is reset before it is read
+                continue
+            d = math.hypot(dx, dy)
             if d < best[i] or d != d:
                 if best[i] == best[i]:
                     best[i] = d

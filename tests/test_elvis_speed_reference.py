@@ -144,6 +144,34 @@ def test_closest_pairs_and_counts_match_numpy():
         assert ks.nearest_between(c, b) == float(_dist(c, b).min())
 
 
+def test_a_pair_is_skipped_only_when_hypot_is_surely_beyond_the_bound():
+    # the pair kernels skip math.hypot when the squared sum says enough; bounds a few ulps
+    # either side of the distance, tiny, huge, infinite and NaN must never be skipped wrongly
+    rng = np.random.default_rng(3)
+    skipped = 0
+    for dx, dy in rng.normal(0, 1, (4000, 2)) * 10.0 ** rng.integers(-120, 120, (4000, 1)):
+        h = math.hypot(dx, dy)
+        near = [h * (1 + k * 1e-13) for k in range(-40, 41)] + [np.nextafter(h, 0), np.nextafter(h, np.inf)]
+        for bound in near + [0.0, -h, 1e-110, 1e-90, math.inf, math.nan, h * 0.5, h * 2]:
+            if ks.beyond(dx, dy, bound):
+                skipped += 1
+                assert h >= bound, (dx, dy, bound)
+    assert skipped > 4000                                # far pairs are skipped
+
+
+def test_pair_kernels_on_a_lattice_of_equal_distances_match_numpy():
+    g = np.stack(np.meshgrid(np.arange(6) * 0.1, np.arange(5) * 0.1), -1).reshape(-1, 2)   # many equal distances
+    r = np.full(len(g), 0.03)
+    nn = np.empty(len(g))
+    ks.nearest_each(g, nn)
+    assert np.array_equal(nn, _ref_nearest(g)) and _same(ks.mst_edges(g), _ref_mst_edges(g))
+    pairs = _dist(g, g)[np.triu_indices(len(g), 1)]
+    for bound in (0.1, float(pairs[1]), 0.2, np.nextafter(0.1, 1)):
+        assert ks.close_pairs(g, bound) == int((pairs < bound).sum())
+        assert ks.apart(g, r, bound - 0.06) == _ref_apart(g, r, bound - 0.06)
+    assert ks.closest_pair(g) == pairs.min() and ks.nearest_between(g[:7], g[7:]) == float(_dist(g[:7], g[7:]).min())
+
+
 def test_curves_touch_and_overlaps_match_numpy():
     rng = np.random.default_rng(4)
     for k in range(300):
