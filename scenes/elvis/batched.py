@@ -1084,4 +1084,4 @@ def looked_up(names: np.ndarray, value, dtype, tail: tuple = ()) -> np.ndarray:
     flat = names.ravel().tolist()
     seen = {c: k for k, c in enumerate(dict.fromkeys(flat))}
     table = np.array([value(c) for c in seen], dtype=dtype).reshape((len(seen),) + tail)
-    return table[np.fromiter((seen[c] for c in flat), np.int64, len(flat))].reshape(names.shape + tail)
+    return table[np.fromiter(map(seen.__getitem__, flat), np.int64, len(flat))].reshape(names.shape + tail)
