@@ -100,20 +100,24 @@ class BatchRandom:
 
 
 def rounded(values, digits: int) -> np.ndarray:
-    """``values`` rounded to ``digits`` decimals exactly as Python's ``round(x, digits)``
-    rounds each (the double nearest the half-even decimal rounding of its exact value), for
-    a whole column at once. Where float64 cannot tell on which side of a tie the scaled value
-    lies (within a few ulps of one: exact ties such as ``0.25`` to 1 decimal, huge values,
-    NaN), ``round`` itself decides. Returns float64 of ``values``' shape."""
+    """``values`` (floats, any shape) rounded to ``digits`` decimals (0..15) exactly as
+    Python's ``round(x, digits)`` rounds each (the double nearest the half-even decimal
+    rounding of its exact value), for a whole column at once. Where float64 cannot tell on
+    which side of a tie the scaled value lies (within a few ulps of one: exact ties such as
+    ``0.25`` to 1 decimal, huge values, NaN), ``round`` itself decides. Returns float64 of
+    ``values``' shape."""
+    if not 0 <= digits <= 15:           # 10 ** digits stays exact, and so does each rounded value's scaling back
+        raise ValueError(f"digits={digits}; allowed: 0..15")
     a = np.asarray(values, dtype=np.float64)
+    flat = a.reshape(-1)
     scale = 10.0 ** digits
-    y = a * scale
-    out = np.round(y) / scale           # an exact integer over an exact power of ten: the nearest double
-    with np.errstate(invalid="ignore"):
+    with np.errstate(over="ignore", invalid="ignore"):
+        y = flat * scale
+        out = np.round(y) / scale       # an exact integer over an exact power of ten: the nearest double
         unsure = ~(np.abs(np.abs(y - np.floor(y)) - 0.5) > np.abs(y) * 2.0 ** -48) | ~(np.abs(y) < 2.0 ** 48)
     if unsure.any():
-        out[unsure] = [round(x, digits) for x in a[unsure].tolist()]
-    return out
+        out[unsure] = [round(x, digits) for x in flat[unsure].tolist()]
+    return out.reshape(a.shape)
 
 
 def scatter(rng: BatchRandom, radii: np.ndarray, valid: np.ndarray, bounds=(0.0, 0.0, 1.0, 1.0),

@@ -2,10 +2,10 @@
 exported task (``procvis export``) and any other framework call to score a model's reply
 exactly as ``procvis eval`` does.
 
-Importing this module and scoring with it loads no tensor library, no compiler and no 3D
-stack (no torch, numba, open3d or pyrender; the family declarations it reads use the
-standard library, numpy and Pillow; ``tests/test_export.py`` runs it with numba
-unimportable), and renders nothing: a reply is read by the task's reader, or the
+Importing this module and scoring with it loads no tensor library and no 3D stack (no
+torch, open3d or pyrender; the family declarations it reads use the standard library,
+numpy and Pillow) and needs no numba (the compiled sampling kernels import without it;
+``tests/test_export.py`` scores with numba unimportable), and renders nothing: a reply is read by the task's reader, or the
 protocol's when it has its own, from the sample's record alone.
 
 A *record* (:func:`record`) is a JSON object: ``id``, ``task``, ``seed``, ``index``,

@@ -3,9 +3,11 @@ force-directed layout): numba's ``njit``, cached on disk, releasing the GIL, wit
 arithmetic as numpy's (no fast-math), so that a kernel gives what the numpy expression it
 replaces gives, bit for bit.
 
-Where numba is not installed (an evaluation harness that only scores replies, with
-``engine.readers``, imports every family to find its reader) the kernel modules still
-import; calling a kernel there raises :class:`kernels.errors.SetupError` naming numba.
+Where numba cannot be imported (an evaluation harness that only scores replies, with
+``engine.readers``, imports every family to find its reader, and need not install numba)
+the kernel modules still import; calling a kernel there raises
+:class:`kernels.errors.SetupError` naming numba and why it could not be imported. Where
+numba is installed it is imported with the kernels.
 """
 from __future__ import annotations
 
@@ -15,8 +17,9 @@ from .errors import SetupError
 
 try:
     import numba
-except ImportError:          # scoring needs no drawing
-    numba = None
+    _WHY = ""
+except ImportError as e:     # scoring needs no drawing; a broken numba is told apart by its message
+    numba, _WHY = None, str(e)
 
 
 def exact(fn):
@@ -27,6 +30,6 @@ def exact(fn):
 
     @functools.wraps(fn)
     def missing(*args, **kwargs):
-        raise SetupError(f"{fn.__module__}.{fn.__name__} is compiled with numba, which is not installed here: "
-                         "pip install numba (drawing needs it; scoring replies does not)")
+        raise SetupError(f"{fn.__module__}.{fn.__name__} is compiled with numba, which cannot be imported here "
+                         f"({_WHY}): pip install numba (drawing needs it; scoring replies does not)")
     return missing

@@ -14,18 +14,19 @@ import numpy as np
 
 from .jit import exact
 
-SURE = 1.0 + 1e-12            # a squared sum this far beyond a bound's square puts hypot beyond the bound
+SURE = 1.0 + 1e-6             # a squared sum this far beyond a bound's square puts hypot beyond the bound
 
 
 @exact
 def beyond(dx: float, dy: float, bound: float) -> bool:
-    """Whether ``math.hypot(dx, dy) >= bound`` is certain from ``dx * dx + dy * dy`` alone
-    (its rounding is a few ulps; ``SURE`` allows ten thousand times that): a pair this far
-    needs no ``hypot``, which costs ten times the squares. False when it cannot tell (near
-    the bound, a bound that is infinite, NaN or so small that its square loses precision),
-    and the caller computes ``hypot``. Since the callers then decide with ``hypot`` exactly
-    as before, their results do not change."""
-    return bound > 1e-100 and dx * dx + dy * dy > bound * bound * SURE
+    """Whether ``math.hypot(dx, dy) >= bound`` is certain from ``dx * dx + dy * dy`` alone:
+    a pair this far needs no ``hypot``, which costs ten times the squares. ``SURE`` allows a
+    relative 1e-6, beyond the rounding of the squares and of ``hypot`` in float64 and in
+    float32 (a kernel compiled for float32 points squares in float32). False when it cannot
+    tell (near the bound; a bound that is infinite, NaN, or so small that its square loses
+    precision), and the caller computes ``hypot``. Since the callers then decide with
+    ``hypot`` exactly as before, their results do not change."""
+    return bound > 1e-15 and dx * dx + dy * dy > bound * bound * SURE
 
 
 @exact

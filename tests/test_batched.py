@@ -91,6 +91,9 @@ def test_rounded_columns_round_as_python_rounds_each_value():
         got, want = rounded(x, digits), np.array([round(v, digits) for v in x.tolist()])
         assert np.array_equal(got, want, equal_nan=True) and np.array_equal(np.signbit(got), np.signbit(want)), digits
     assert rounded(np.float32([[0.1, 0.2], [0.3, 0.4]]), 3).shape == (2, 2)
+    assert rounded(0.25, 1) == round(0.25, 1) and rounded(0.25, 1).shape == ()
+    with pytest.raises(ValueError, match="digits=16; allowed: 0..15"):
+        rounded([0.5], 16)
 
 
 @pytest.mark.parametrize("task_id", ONE_PER_GROUP)

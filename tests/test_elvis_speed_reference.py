@@ -146,17 +146,22 @@ def test_closest_pairs_and_counts_match_numpy():
 
 def test_a_pair_is_skipped_only_when_hypot_is_surely_beyond_the_bound():
     # the pair kernels skip math.hypot when the squared sum says enough; bounds a few ulps
-    # either side of the distance, tiny, huge, infinite and NaN must never be skipped wrongly
+    # either side of the distance, tiny, huge (squares overflowing), infinite and NaN must
+    # never be skipped wrongly, in float64 and for float32 points (squared in float32)
     rng = np.random.default_rng(3)
     skipped = 0
-    for dx, dy in rng.normal(0, 1, (4000, 2)) * 10.0 ** rng.integers(-120, 120, (4000, 1)):
-        h = math.hypot(dx, dy)
-        near = [h * (1 + k * 1e-13) for k in range(-40, 41)] + [np.nextafter(h, 0), np.nextafter(h, np.inf)]
-        for bound in near + [0.0, -h, 1e-110, 1e-90, math.inf, math.nan, h * 0.5, h * 2]:
-            if ks.beyond(dx, dy, bound):
-                skipped += 1
-                assert h >= bound, (dx, dy, bound)
-    assert skipped > 4000                                # far pairs are skipped
+    for dtype, powers in ((np.float64, (-170, 170)), (np.float32, (-21, 20))):
+        for dx, dy in rng.normal(0, 1, (3000, 2)) * 10.0 ** rng.integers(*powers, (3000, 1)):
+            dx, dy = dtype(dx), dtype(dy)
+            h = np.hypot(dx, dy)                         # what the kernel's hypot gives for this type
+            near = [h * (1 + k * 3e-8) for k in range(-40, 41)] + [np.nextafter(h, 0), np.nextafter(h, np.inf)]
+            for bound in near + [0.0, -h, 1e-110, 1e-160, 1e-20, 1e200, math.inf, math.nan, h * 0.5, h * 2]:
+                with np.errstate(over="ignore"):             # 1e200 is inf in float32
+                    bound = dtype(bound)
+                if ks.beyond(dx, dy, bound):
+                    skipped += 1
+                    assert h >= bound, (dtype, dx, dy, bound)
+    assert skipped > 3000                                # far pairs are skipped
 
 
 def test_pair_kernels_on_a_lattice_of_equal_distances_match_numpy():
@@ -170,6 +175,9 @@ def test_pair_kernels_on_a_lattice_of_equal_distances_match_numpy():
         assert ks.close_pairs(g, bound) == int((pairs < bound).sum())
         assert ks.apart(g, r, bound - 0.06) == _ref_apart(g, r, bound - 0.06)
     assert ks.closest_pair(g) == pairs.min() and ks.nearest_between(g[:7], g[7:]) == float(_dist(g[:7], g[7:]).min())
+    # float32 points: the squares round to 1e-7, far more than float64's
+    pair = np.float32([[0, 0], [0.83523935, 0.351371]])
+    assert ks.close_pairs(pair, 0.9061381816864014) == int(np.hypot(*pair[1]) < 0.9061381816864014) == 1
 
 
 def test_curves_touch_and_overlaps_match_numpy():
