@@ -113,8 +113,9 @@ def check_device(device) -> torch.device:
     return dev
 
 
-def _check_args(batch_size, count, panels, shape, threads) -> None:
-    """Raise :class:`UserError` naming the first bad argument of :func:`stream`."""
+def _check_args(batch_size, count, panels, shape, threads, **flags) -> None:
+    """Raise :class:`UserError` naming the first bad argument of :func:`stream` (``flags``:
+    its switches, each True or False; a string such as ``"False"`` would count as on)."""
     if int(batch_size) != batch_size or batch_size <= 0:
         raise UserError(f"batch_size={batch_size!r} must be a positive integer")
     if count is not None and (int(count) != count or count <= 0):
@@ -125,6 +126,9 @@ def _check_args(batch_size, count, panels, shape, threads) -> None:
         raise UserError(f"shape={shape!r}; allowed: {', '.join(SHAPE_POLICIES)}")
     if threads is not None and (isinstance(threads, bool) or not isinstance(threads, numbers.Integral) or threads <= 0):
         raise UserError(f"threads={threads!r} must be a positive integer or None")
+    for name, value in flags.items():
+        if not isinstance(value, (bool, np.bool_)):
+            raise UserError(f"{name}={value!r} must be True or False")
 
 
 def _set_threads(n: int) -> None:
@@ -145,7 +149,8 @@ class SampleStream(IterableDataset):
                  count: int | None = None, offset: int = 0, panels: str = "stitch", settings: dict | None = None,
                  *, shape: str = "fit", split: bool = True, drop_last: bool = False, threads: int | None = None,
                  defer: bool = False, ahead: bool = True):
-        _check_args(batch_size, count, panels, shape, threads)
+        _check_args(batch_size, count, panels, shape, threads, split=split, drop_last=drop_last, defer=defer,
+                    ahead=ahead)
         self.size = canvas_size(size)
         check_device(device)
         bound = resolve(pattern, settings)

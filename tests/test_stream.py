@@ -214,7 +214,8 @@ def test_an_unavailable_device_is_a_one_line_user_error(device):
         stream("shapes/colours", device=device)
     msg = str(err.value)
     assert "\n" not in msg and repr(device) in msg and "available: cpu" in msg
-    for bad in ({"shape": "square"}, {"threads": 0}):
+    for bad in ({"shape": "square"}, {"threads": 0}, {"ahead": "False"}, {"defer": 1}, {"split": None},
+                {"drop_last": "yes"}):
         with pytest.raises(UserError, match=next(iter(bad))):
             stream("shapes/colours", **bad)
 
