@@ -48,6 +48,22 @@ def test_workers_and_reruns_give_identical_files(tmp_path):
     assert _files(a) == before
 
 
+def test_parquet_footers_keep_statistics_of_short_columns_only(tmp_path):
+    # min/max of the image bytes put two whole PNGs in every row group's footer (a sixth of a
+    # 10-sample ELVIS shard); those of the metadata and question, long texts
+    import pyarrow.parquet as pq
+
+    generate("shapes/colours", str(tmp_path / "p"), count=3, size=32, progress=False)
+    generate("shapes/colours", str(tmp_path / "h"), count=3, size=32, fmt="hf", progress=False)
+    for f in [*(tmp_path / "p").rglob("*.parquet"), *(tmp_path / "h").rglob("*.parquet")]:
+        meta = pq.ParquetFile(f).metadata
+        stats = {meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i).is_stats_set
+                 for i in range(meta.num_columns)}
+        assert stats["index"] and not any(on for name, on in stats.items()
+                                           if name.startswith(("image", "meta", "question"))), (f, stats)
+        assert b"\x89PNG" not in f.read_bytes()[-meta.serialized_size - 8:]
+
+
 def test_a_parent_with_workers_leaves_torch_to_them(tmp_path):
     # the workers load torch side by side as soon as they are started; a parent that loaded
     # it first started them about a second later
