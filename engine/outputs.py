@@ -51,7 +51,6 @@ import zlib
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -246,12 +245,18 @@ def _pixels(sample, hw: tuple[int, int]) -> int:
     return sum(h * w for h, w in (sample.panel_hw(k, hw) for k in range(len(sample.panels))))
 
 
+def _pixels_at_once() -> int:
+    """How many pixels may be rendered at once before encoding (the memory budget over the
+    bytes a pixel takes while rendered and encoded)."""
+    return max(1, memory_budget() // ENCODE_BYTES_PER_PX)
+
+
 def encoded_panels(samples, size) -> list[list[bytes]]:
     """PNG bytes (:func:`encode_png`) of every panel of ``samples``, rendered and encoded a
     few samples at a time so that the raw pixels in memory stay within the memory budget
     (only the compressed bytes are kept); returns per sample a list of bytes."""
     hw = canvas_size(size)
-    limit = max(1, memory_budget() // ENCODE_BYTES_PER_PX)
+    limit = _pixels_at_once()
     out, chunk, px = [], [], 0
     for s in [*samples, None]:
         p = _pixels(s, hw) if s is not None else 0
@@ -269,7 +274,7 @@ def _encoded_rows(batch, size) -> list[list[bytes]]:
     per sample, on the ``size`` canvas), rendered a few at a time within the memory budget as
     :func:`encoded_panels` renders; returns per sample a one-item list."""
     h, w = canvas_size(size)
-    step = max(1, memory_budget() // ENCODE_BYTES_PER_PX // (h * w))
+    step = max(1, _pixels_at_once() // (h * w))
     out = []
     for a in range(0, len(batch), step):
         out += [[encode_png(im)] for im in rendering.render(batch.slice(a, a + step), (h, w))]
