@@ -253,7 +253,7 @@ def stream_limits(device: str = "cuda", workers=(1, 2, 4, 8, 15), per_worker: in
     images/s: one process sampling only (``defer=True``, no render) and sampling + drawing on
     the CPU; the DataLoader handing over ready-made image batches (receipt alone); and the stream with
     each count of ``workers`` (CPU drawing, then copied), ``per_worker`` batches of 256 each;
-    and with the most workers only sampling (``defer=True``) in batches of 1,024 that the main
+    and with the most workers only sampling (``defer=True``) in batches of 256 and 1,024 that the main
     process renders on ``device`` (the fastest path for a GPU)."""
     from engine.streams import stream
 
@@ -277,7 +277,8 @@ def stream_limits(device: str = "cuda", workers=(1, 2, 4, 8, 15), per_worker: in
     for w in workers:
         out[f"workers_{w}"] = _workers_rate(device, w, per_worker)
         print("limits", w, round(out[f"workers_{w}"]), flush=True)
-    out["deferred_1024"] = _deferred_rate(device, top, max(2, per_worker * 3 // 4))
+    out["deferred_256"] = _deferred_rate(device, top, per_worker * 3, 256)
+    out["deferred_1024"] = _deferred_rate(device, top, max(2, per_worker * 3 // 4), 1024)
     print("limits", {k: round(v) for k, v in out.items()}, flush=True)
     return out
 
@@ -323,15 +324,15 @@ def _workers_rate(device: str, workers: int, per_worker: int) -> float:
     return _timed_pass(loader, device, "images", workers)
 
 
-def _deferred_rate(device: str, workers: int, per_worker: int) -> float:
-    """Images/s of the deferred ELVIS stream in batches of 1,024 from ``workers`` DataLoader
-    workers (``per_worker`` each), rendered in the main process on ``device``."""
+def _deferred_rate(device: str, workers: int, per_worker: int, batch: int) -> float:
+    """Images/s of the deferred ELVIS stream in batches of ``batch`` from ``workers`` DataLoader
+    workers (``per_worker`` batches each), rendered in the main process on ``device``."""
     from torch.utils.data import DataLoader
 
     from engine.streams import stream
 
     batches = per_worker * workers
-    loader = DataLoader(stream("elvis/*", seed=6, batch_size=1024, size=SIZE, count=1024 * batches, threads=1,
+    loader = DataLoader(stream("elvis/*", seed=6, batch_size=batch, size=SIZE, count=batch * batches, threads=1,
                                defer=True), batch_size=None, num_workers=workers,
                         pin_memory=device == "cuda", prefetch_factor=2)
     render(make_scenes(20, 8), SIZE, device=device)       # the device path compiled before the pass
@@ -493,8 +494,9 @@ def _limits_lines(lim: dict, held: dict) -> list[str]:
                                                if k.rsplit("_", 1)[0] == key)
                         for name, key in (("default", "default"), ("tiled", "tiled"),
                                           ("tiled compiled", "tiled_compiled")) if f"{key}_256" in held)
-            + f"; {ws[-1]} workers only sampling, batches of 1,024 rendered in the main process: "
-            f"{lim['deferred_1024']:,.0f}; one default batch of 256: "
+            + f"; {ws[-1]} workers only sampling (`defer=True`), the main process rendering their batches: "
+            f"{lim['deferred_256']:,.0f} (batch 256), {lim['deferred_1024']:,.0f} (batch 1,024); "
+            f"one default batch of 256: "
             f"{held['launches']} kernel launches, {held['device_ms']:.1f} ms of device time."]
 
 
