@@ -7,19 +7,15 @@ gives exactly the images a stream renders itself.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
-
 import numpy as np
 import torch
 
 from kernels.layout import stitch
-from kernels.primitives import Primitives
 
-from .batch import SceneBatch
+from .parcel import Parcel, pack, unpack
 from .rendering import render
 
 
-@dataclass
 class Frames:
     """The panels of ``B`` samples, unrendered.
 
@@ -27,34 +23,53 @@ class Frames:
     :class:`SceneBatch` per panel size and where each of its scenes goes; ``panels``: how
     many panels each sample shows; ``shape`` (``"fit"`` or ``"pad"``) and ``size`` (the
     canvas ``(H, W)``): how a sample's panels, side by side, become its image (see
-    :func:`engine.streams.stream`). Only tensors and small lists: a DataLoader ships it
-    between processes, and pins it (:meth:`pin_memory`) like a batch of images.
+    :func:`engine.streams.stream`). Pickled (as a DataLoader worker hands a batch over) it
+    travels packed into one buffer (:mod:`engine.parcel`), is pinned in one piece
+    (:meth:`pin_memory`) and goes to a GPU in one transfer; ``groups`` unpacks it on the CPU
+    when asked for (groups of one size then come merged).
     """
 
-    groups: list
-    panels: list
-    shape: str
-    size: tuple
+    def __init__(self, groups: list | None, panels: list, shape: str, size: tuple, parcel: Parcel | None = None):
+        self._groups, self._parcel = groups, parcel
+        self.panels, self.shape, self.size = panels, shape, size
+
+    @property
+    def groups(self) -> list:
+        if self._groups is None:
+            self._groups = unpack(self._parcel, "cpu")
+        return self._groups
 
     def __len__(self) -> int:
         return len(self.panels)
 
-    def pin_memory(self) -> "Frames":
-        """These frames with every tensor in pinned host memory (a DataLoader with
-        ``pin_memory=True`` calls it), so that rendering on a GPU copies them without waiting."""
-        def pin(v):
-            return v._make(t.pin_memory() for t in v) if isinstance(v, Primitives) else v.pin_memory()
+    def __reduce__(self):
+        return Frames, (None, self.panels, self.shape, self.size, self._packed())
 
-        def pinned(b: SceneBatch) -> SceneBatch:
-            return SceneBatch(**{f.name: pin(getattr(b, f.name)) for f in fields(b)})
-        return Frames([(hw, pinned(b), where) for hw, b, where in self.groups], self.panels, self.shape, self.size)
+    def _packed(self) -> Parcel:
+        return self._parcel if self._parcel is not None else pack(self._groups)
+
+    def pin_memory(self) -> "Frames":
+        """These frames packed in pinned host memory (a DataLoader with ``pin_memory=True``
+        calls it), so that rendering on a GPU copies them without waiting."""
+        return Frames(None, self.panels, self.shape, self.size, self._packed().pin_memory())
+
+    def _groups_on(self, device: torch.device) -> list:
+        """The groups, their tensors on ``device`` where it is a GPU (one transfer)."""
+        if device.type == "cpu":
+            return self.groups
+        return unpack(self._packed(), device)
 
     def render(self, device="cpu") -> torch.Tensor:
         """``[B,3,H,W]`` uint8 on ``device``: each panel size's scenes rendered there at once,
         a sample's panels side by side, then every image fitted to ``size`` (``"fit"``) or the
         batch padded to its largest image in white (``"pad"``)."""
+        device = torch.device(device)
+        groups = self._groups_on(device)
+        whole = self._rows_at_once(groups, device)
+        if whole is not None:
+            return whole
         out: list[list] = [[None] * n for n in self.panels]
-        for hw, scenes, where in self.groups:
+        for hw, scenes, where in groups:
             for (i, k), image in zip(where, render(scenes, hw, device=device)):
                 out[i][k] = image
         images = [ims[0] if len(ims) == 1 else side_by_side(ims) for ims in out]
@@ -65,6 +80,22 @@ class Frames:
             images = [torch.nn.functional.pad(im, (0, W - im.shape[2], 0, H - im.shape[1]), value=255)
                       for im in images]
         return stack(images)
+
+    def _rows_at_once(self, groups: list, device: torch.device) -> torch.Tensor | None:
+        """Where every sample is one panel drawn at the canvas size (ELVIS, shapes): the
+        batch's images with each group's render written to its rows at once; else ``None``."""
+        if any(n != 1 for n in self.panels) or any(tuple(hw) != tuple(self.size) for hw, _, _ in groups):
+            return None
+        if len(groups) == 1 and [i for i, _ in groups[0][2]] == list(range(len(self.panels))):
+            return render(groups[0][1], groups[0][0], device=device)
+        out = torch.empty((len(self.panels), 3, *self.size), dtype=torch.uint8, device=device)
+        for hw, scenes, where in groups:
+            rows, images = [i for i, _ in where], render(scenes, hw, device=device)
+            if device.type == "cpu":          # numpy: torch's thread pool would wake against numba's (see stack)
+                out.numpy()[rows] = images.numpy()
+            else:
+                out[torch.tensor(rows, device=device)] = images
+        return out
 
 
 def panel_groups(samples, hw: tuple[int, int], first: bool = False) -> dict[tuple[int, int], list]:

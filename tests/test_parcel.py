@@ -1,0 +1,97 @@
+"""Frames packed for the trip between processes (engine.parcel): every scene keeps every
+column (vertex padding restored by the collation rule), merged groups draw the same pixels
+on both renderers, and a packed batch is a fraction of the bytes."""
+import pickle
+
+import pytest
+import torch
+
+from engine.parcel import pack, padded, padded_by_gather, unpack
+from engine.rendering import render
+from engine.streams import stream
+from kernels.primitives import Primitives
+
+FAMILIES = ["shapes/*", "elvis/*", "perceptv/*", "kiva/*", "bongard/classic/number/*", "jigsaw/*"]
+
+
+def deferred(pattern: str, n: int = 12, size: int = 64):
+    return next(iter(stream(pattern, seed=3, batch_size=n, size=size, defer=True)))["frames"]
+
+
+def scenes_by_place(groups) -> dict:
+    """``{(sample, panel): (SceneBatch, row)}``."""
+    return {place: (batch, r) for _, batch, where in groups for r, place in enumerate(where)}
+
+
+@pytest.mark.parametrize("pattern", FAMILIES)
+def test_every_scene_keeps_every_column_after_packing(pattern):
+    frames = deferred(pattern)
+    before, after = scenes_by_place(frames.groups), scenes_by_place(unpack(pack(frames.groups)))
+    assert before.keys() == after.keys()
+    for place, (a, i) in before.items():
+        b, j = after[place]
+        N, V = a.primitives.geom.shape[1], a.primitives.verts.shape[2]
+        for name, x, y in zip(Primitives._fields, a.primitives, b.primitives):
+            got = y[j, :N, :V] if name == "verts" else y[j, :N]
+            assert torch.equal(x[i], got), (place, name)
+            if name == "verts" and y.shape[2] > V:     # past a slot's vertices: its last one, repeated
+                for s, n in enumerate(a.primitives.nverts[i].tolist()):
+                    tail = y[j, s, V:]
+                    assert torch.equal(tail, (y[j, s, n - 1] if n else torch.zeros(2)).expand_as(tail))
+        assert not b.primitives.valid[j, N:].any()
+        assert torch.equal(a.background[i], b.background[j])
+        assert torch.equal(a.sprites, b.sprites) and torch.equal(a.sprite_hw, b.sprite_hw)
+
+
+def test_groups_of_one_size_are_merged_and_draw_the_same_on_both_renderers():
+    frames = deferred("elvis/*", n=700, size=32)         # a batch spanning 7 batch keys
+    assert len(frames.groups) == 7
+    merged = unpack(pack(frames.groups))
+    assert len(merged) == 1
+    alone = {}
+    for hw, batch, where in frames.groups:
+        for backend in ("numba", "torch"):
+            for place, image in zip(where, render(batch, hw, backend=backend)):
+                alone[place, backend] = image
+    hw, batch, where = merged[0]
+    for backend in ("numba", "torch"):
+        for place, image in zip(where, render(batch, hw, backend=backend)):
+            assert torch.equal(image, alone[place, backend]), (place, backend)
+
+
+@pytest.mark.parametrize("pattern", ["elvis/*", "perceptv/*", "bongard/classic/number/*"])
+def test_pickled_frames_render_the_images_of_the_frames(pattern):
+    frames = deferred(pattern)
+    back = pickle.loads(pickle.dumps(frames))
+    assert back._groups is None                       # travelled packed
+    assert torch.equal(back.render("cpu"), frames.render("cpu"))
+    assert torch.equal(pickle.loads(pickle.dumps(back)).render("cpu"), frames.render("cpu"))
+
+
+def test_a_packed_elvis_batch_is_a_fraction_of_its_padded_bytes():
+    frames = deferred("elvis/*", n=128, size=224)
+    padded_bytes = sum(t.numel() * t.element_size() for _, b, _ in frames.groups
+                       for t in (*b.primitives, b.background, b.sprites, b.sprite_hw))
+    assert pack(frames.groups).buffer.numel() < padded_bytes / 3
+
+
+@pytest.mark.parametrize("pad", [padded, padded_by_gather])      # the CPU loop; the GPU's gather
+def test_padding_restores_each_slots_vertices_then_repeats_its_last(pad):
+    verts = torch.tensor([[0., 1], [2, 3], [4, 5], [6, 7], [8, 9], [10, 11]])
+    nverts = torch.tensor([[3, 0], [1, 2]])
+    out = pad(verts, nverts, 4)
+    assert out.shape == (2, 2, 4, 2)
+    assert out[0, 0].tolist() == [[0, 1], [2, 3], [4, 5], [4, 5]]
+    assert out[0, 1].tolist() == [[0, 0]] * 4
+    assert out[1, 0].tolist() == [[6, 7]] * 4
+    assert out[1, 1].tolist() == [[8, 9], [10, 11], [10, 11], [10, 11]]
+    assert torch.equal(pad(torch.zeros(0, 2), torch.zeros(2, 3, dtype=torch.long), 5), torch.zeros(2, 3, 5, 2))
+
+
+def test_the_gather_pads_an_elvis_batch_as_the_cpu_loop_does():
+    frames = deferred("elvis/*", n=300, size=32)
+    for hw, batch, where in unpack(pack(frames.groups)):
+        p = batch.primitives
+        flat = p.verts.reshape(-1, p.verts.shape[2], 2)
+        own = torch.cat([flat[s, :n] for s, n in enumerate(p.nverts.reshape(-1).tolist())])
+        assert torch.equal(padded_by_gather(own, p.nverts, p.verts.shape[2]), p.verts)
