@@ -20,7 +20,7 @@ python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >"$OUT/
 python3 -c "import torch, triton; print('torch', torch.__version__, 'triton', triton.__version__, torch.cuda.get_device_name(0))"
 echo "setup $(( $(date +%s) - T0 )) s"
 # the CUDA tests first (they also fill numba's on-disk cache for the suite's workers)
-timeout "${T1:-120}" python3 -m pytest -q -p no:cacheprovider tests/test_cuda.py tests/test_raster_fused.py \
+timeout "${T1:-200}" python3 -m pytest -q -p no:cacheprovider tests/test_cuda.py tests/test_raster_fused.py \
     tests/test_render.py tests/test_tiles.py tests/test_stream.py -k "cuda or device or fused" 2>&1 \
     | tee "$OUT/tests_cuda.log" | grep -E "FAILED|ERROR|passed|failed" | cut -c1-300
 timeout 60 python3 tests/fused_check.py cuda 2>&1 | tail -2 | cut -c1-400
