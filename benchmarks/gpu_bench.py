@@ -338,12 +338,14 @@ def _deferred_rate(device: str, workers: int, per_worker: int, batch: int) -> fl
     return _timed_pass(loader, device, "frames", workers)
 
 
-def held_frames(device: str = "cuda", batches=(256, 1024), images: int = 2048, tiled: bool = True) -> dict:
+def held_frames(device: str = "cuda", batches=(256, 1024), images: int = 2048, tiled: bool = True,
+                compiled: bool = False) -> dict:
     """The GPU side of a deferred ELVIS stream alone: images/s of rendering frames the main
     process already holds (sampled beforehand, pinned on CUDA), per batch size, on the default
-    path (the fused pass where Triton is installed) and on the tiled path eager and compiled;
-    and a profile of one default render of the first batch size (kernel launches, device
-    time, the kernels taking most of it)."""
+    path (the fused pass where Triton is installed), on the tiled path (``tiled``) and on the
+    tiled path compiled (``compiled``: its warm-up compiles for many seconds); and a profile
+    of one default render of the first batch size (kernel launches, device time, the kernels
+    taking most of it)."""
     from torch.profiler import ProfilerActivity, profile
 
     from engine.streams import stream
@@ -382,7 +384,7 @@ def held_frames(device: str = "cuda", batches=(256, 1024), images: int = 2048, t
     if tiled and device == "cuda":
         os.environ[FUSED_ENV] = "0"
         try:
-            for name, env in (("tiled", "0"), ("tiled_compiled", "1")):
+            for name, env in (("tiled", "0"), ("tiled_compiled", "1"))[:2 if compiled else 1]:
                 os.environ[COMPILE_ENV] = env
                 for bs in batches:
                     out[f"{name}_{bs}"] = rate(len(held[bs]) * bs, lambda bs=bs: draw(bs), 3)[0]

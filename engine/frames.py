@@ -19,8 +19,9 @@ from .rendering import render
 class Frames:
     """The panels of ``B`` samples, unrendered.
 
-    ``groups``: ``[((h, w), scenes, [(sample, panel), ...])]``, one collated
-    :class:`SceneBatch` per panel size and where each of its scenes goes; ``panels``: how
+    ``groups``: ``[((h, w), scenes, [(sample, panel), ...])]``, collated scene batches
+    (:class:`engine.batch.SceneBatch`; one per panel size, or per batch key of the tasks
+    drawn a batch at a time) and where each of their scenes goes; ``panels``: how
     many panels each sample shows; ``shape`` (``"fit"`` or ``"pad"``) and ``size`` (the
     canvas ``(H, W)``): how a sample's panels, side by side, become its image (see
     :func:`engine.streams.stream`). Pickled (as a DataLoader worker hands a batch over) it
@@ -29,9 +30,16 @@ class Frames:
     when asked for (groups of one size then come merged).
     """
 
-    def __init__(self, groups: list | None, panels: list, shape: str, size: tuple, parcel: Parcel | None = None):
-        self._groups, self._parcel = groups, parcel
+    def __init__(self, groups: list, panels: list, shape: str, size: tuple):
+        self._groups, self._parcel = groups, None
         self.panels, self.shape, self.size = panels, shape, size
+
+    @classmethod
+    def packed(cls, parcel: Parcel, panels: list, shape: str, size: tuple) -> "Frames":
+        """Frames held as a :class:`engine.parcel.Parcel` (how they arrive from another process)."""
+        frames = cls(None, panels, shape, size)
+        frames._parcel = parcel
+        return frames
 
     @property
     def groups(self) -> list:
@@ -42,16 +50,23 @@ class Frames:
     def __len__(self) -> int:
         return len(self.panels)
 
+    def __repr__(self) -> str:
+        return (f"Frames({len(self)} samples, {len(self._parcel.groups) if self._groups is None else len(self._groups)} "
+                f"scene batches{', packed' if self._parcel is not None else ''}, shape={self.shape!r}, "
+                f"size={self.size})")
+
     def __reduce__(self):
-        return Frames, (None, self.panels, self.shape, self.size, self._packed())
+        return Frames.packed, (self._packed(), self.panels, self.shape, self.size)
 
     def _packed(self) -> Parcel:
-        return self._parcel if self._parcel is not None else pack(self._groups)
+        if self._parcel is None:
+            self._parcel = pack(self._groups)
+        return self._parcel
 
     def pin_memory(self) -> "Frames":
         """These frames packed in pinned host memory (a DataLoader with ``pin_memory=True``
         calls it), so that rendering on a GPU copies them without waiting."""
-        return Frames(None, self.panels, self.shape, self.size, self._packed().pin_memory())
+        return Frames.packed(self._packed().pin_memory(), self.panels, self.shape, self.size)
 
     def _groups_on(self, device: torch.device) -> list:
         """The groups, their tensors on ``device`` where it is a GPU (one transfer)."""

@@ -40,20 +40,39 @@ def _pad(ragged, nverts, out):
         k += n
 
 
-def unpadded(verts: torch.Tensor, nverts: torch.Tensor) -> torch.Tensor:
-    """``[P, 2]``: each slot's first ``nverts`` vertices, slot after slot (``verts [..., V, 2]``,
-    ``nverts [...]`` on the CPU; P = ``nverts.sum()``)."""
-    v = np.ascontiguousarray(verts.reshape(-1, verts.shape[-2], 2).numpy())
+def _counts(nverts: torch.Tensor, slots: int, most: int | None) -> np.ndarray:
+    """``nverts`` as a flat int64 array, checked: one count per slot, none negative or (with
+    ``most``) above it. The loops trust these counts, and a wrong one reads or writes outside
+    the arrays."""
     n = np.ascontiguousarray(nverts.reshape(-1).numpy().astype(np.int64, copy=False))
-    out = np.empty((int(n.sum()), 2), v.dtype)
-    _unpad(v, n, out)
-    return torch.from_numpy(out)
+    if n.size != slots:
+        raise ValueError(f"nverts holds {n.size} counts for {slots} slots")
+    if n.size and (n.min() < 0 or (most is not None and n.max() > most)):
+        raise ValueError(f"vertex counts must lie in 0..{most if most is not None else 'P'}; "
+                         f"got {int(n.min())}..{int(n.max())}")
+    return n
+
+
+def unpadded(verts: torch.Tensor, nverts: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``[P, 2]``: each slot's first ``nverts`` vertices, slot after slot (``verts [..., V, 2]``,
+    ``nverts [...]`` on the CPU; P = ``nverts.sum()``), written into ``out`` when given
+    (a ``[P, 2]`` tensor of ``verts``' dtype)."""
+    V = verts.shape[-2]
+    n = _counts(nverts, verts[..., 0, 0].numel() if V else nverts.numel(), V)
+    P = int(n.sum())
+    if out is None:
+        out = torch.empty((P, 2), dtype=verts.dtype)
+    if tuple(out.shape) != (P, 2) or out.dtype != verts.dtype or not out.is_contiguous():
+        raise ValueError(f"out must be a contiguous [{P}, 2] {verts.dtype} tensor; got {tuple(out.shape)} {out.dtype}")
+    if P:
+        _unpad(np.ascontiguousarray(verts.reshape(-1, V, 2).numpy()), n, out.numpy())
+    return out
 
 
 def padded(ragged: torch.Tensor, nverts: torch.Tensor, V: int) -> torch.Tensor:
     """``[*nverts.shape, V, 2]`` from :func:`unpadded`'s ``ragged [P, 2]``: each slot's own
     vertices, then its last one repeated; zeros for a slot without vertices."""
-    n = np.ascontiguousarray(nverts.reshape(-1).numpy().astype(np.int64, copy=False))
+    n = _counts(nverts, nverts.numel(), None)
     r = np.ascontiguousarray(ragged.numpy())
     if r.shape != (int(n.sum()), 2):
         raise ValueError(f"ragged vertices {tuple(r.shape)} do not hold the {int(n.sum())} that nverts counts")

@@ -14,8 +14,7 @@ def result() -> dict:
               "receipt_pin0": 14015.0, "workers_1": 1440.0, "workers_15": 10240.0, "deferred_256": 8246.0,
               "deferred_1024": 9535.0}
     held = {"default_256": 26904.0, "default_1024": 32026.0, "one_render_ms": 13.2, "launches": 367,
-            "device_ms": 2.37, "top": [], "cpu_top": [], "tiled_256": 6721.0, "tiled_1024": 8270.0,
-            "tiled_compiled_256": 9248.0, "tiled_compiled_1024": 14712.0}
+            "device_ms": 2.37, "top": [], "cpu_top": [], "tiled_256": 6721.0, "tiled_1024": 8270.0}
     return {"parity": parity, "render": render,
             "upload": {"prims": 20, "batch": 4096, "bytes": 65699840, "per_tensor": 9.29, "packed": 3.02},
             "first": {"default_cold": (2.47, 0.013), "default_warm": (1.03, 0.01), "tiled": "failed: TimeoutExpired"},
