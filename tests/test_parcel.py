@@ -109,17 +109,3 @@ def test_wrong_vertex_counts_are_refused_before_the_loops_touch_memory():
             ragged.padded(torch.zeros(1, 2), torch.tensor(bad), 3)
     assert ragged.unpadded(torch.zeros(2, 0, 2), torch.zeros(2, dtype=torch.long)).shape == (0, 2)
 
-
-@pytest.mark.slow
-@pytest.mark.parametrize("pattern", ["shapes/*", "elvis/*", "perceptv/*", "perceptv_fixed/*", "kiva/*", "kiva_adults/*",
-                                     "kiva_compositional/*", "bongard/*", "jigsaw/*"])
-@pytest.mark.parametrize("shape,panels", [("fit", "stitch"), ("pad", "stitch"), ("fit", "first")])
-def test_every_family_crosses_processes_packed_and_renders_its_stream_images(pattern, shape, panels):
-    from torch.utils.data import DataLoader
-    kw = dict(seed=11, batch_size=24, size=64, count=72, shape=shape, panels=panels)
-    drawn = list(stream(pattern, **kw))
-    got = list(DataLoader(stream(pattern, defer=True, **kw), batch_size=None, num_workers=2))
-    assert len(got) == len(drawn) == 3
-    for a, b in zip(drawn, got):
-        assert b["frames"]._groups is None and b["id"] == a["id"]
-        assert torch.equal(b["frames"].render("cpu"), a["images"])

@@ -236,12 +236,26 @@ def test_torch_threads_sleep_between_renders_unless_the_user_chose_otherwise():
     ("bongard/classic/number/*", "fit", "stitch"),         # a collage beside its panels
     ("bongard/classic/number/*", "pad", "first")])
 def test_deferred_batches_render_to_the_images_of_the_stream_even_after_crossing_workers(pattern, shape, panels):
-    kw = dict(seed=6, batch_size=5, size=48, count=12, shape=shape, panels=panels)
+    deferred_matches_stream(pattern, seed=6, batch_size=5, size=48, count=12, shape=shape, panels=panels)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("pattern", ["shapes/*", "elvis/*", "perceptv/*", "perceptv_fixed/*", "kiva/*", "kiva_adults/*",
+                                     "kiva_compositional/*", "bongard/*", "jigsaw/*"])
+@pytest.mark.parametrize("shape,panels", [("fit", "stitch"), ("pad", "stitch"), ("fit", "first")])
+def test_every_family_crosses_workers_deferred_and_renders_its_stream_images(pattern, shape, panels):
+    deferred_matches_stream(pattern, seed=11, batch_size=24, size=64, count=72, shape=shape, panels=panels)
+
+
+def deferred_matches_stream(pattern: str, **kw) -> None:
+    """Three deferred batches of ``pattern`` handed over by 2 DataLoader workers (packed, see
+    engine.parcel) render the images of the same stream drawn in this process."""
     drawn = list(stream(pattern, **kw))
     deferred = list(DataLoader(stream(pattern, defer=True, **kw), batch_size=None, num_workers=2))
     assert len(drawn) == len(deferred) == 3
     for a, b in zip(drawn, deferred):
         assert "images" not in b and len(b["frames"]) == len(a["id"])
+        assert b["frames"]._groups is None                       # it travelled packed
         assert b["id"] == a["id"] and torch.equal(b["label"], a["label"]) and b["answer"] == a["answer"]
         assert torch.equal(b["frames"].render("cpu"), a["images"])
 
