@@ -1,14 +1,11 @@
 #!/bin/bash
 # The GPU checks of one lent device session, as one time-boxed script: the CUDA tests and the
 # fused pass's parity check, `procvis bench gpu`, then the whole suite on a machine with CUDA
-# in whatever time is left before DEADLINE (seconds from the start; default 500). Prepare here:
-#   mkdir -p .gpu && cp -r ~/.cache/procvis .gpu/cache && cp "$FONT" .gpu/DejaVuSans.ttf
-#   (FONT: /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf; the cache holds the glyph atlas
-#   and the KiVA sprites, since open3d is too large to carry: fill it by rendering a few
-#   samples of every kiva*/* task with PROCVIS_CACHE=.gpu/cache), then download wheels of the
-#   packages that machine lacks into .whl/ (kornia, kornia_rs, datasets, dill, multiprocess,
-#   pyglet, pyrender, trimesh; see the device tool's README), and run with
-#   carry [".gpu", ".whl"]:  bash benchmarks/gpu_check.sh   (T1, T2: time boxes, seconds)
+# in whatever time is left before DEADLINE (seconds from the start; default 500). Prepare here
+# with `bash benchmarks/gpu_prepare.sh` (.gpu: glyph atlas, KiVA sprites and font, since open3d
+# is too large to carry; .whl: wheels of the packages that machine lacks), then run with
+# carry [".gpu", ".whl"] and timeout_s 540:  DEADLINE=490 bash benchmarks/gpu_check.sh
+# (T1, T2: the time boxes of the CUDA tests and of the bench, seconds)
 export PYTHONUNBUFFERED=1 PROCVIS_CACHE=$PWD/.gpu/cache PROCVIS_FONT=$PWD/.gpu/DejaVuSans.ttf HF_HUB_OFFLINE=1
 OUT=${OUT:-/tmp/gpu-check}; mkdir -p "$OUT"
 T0=$(date +%s)
