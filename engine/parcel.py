@@ -17,6 +17,8 @@ call. Every scene's pixels are the same either way.
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
@@ -29,7 +31,6 @@ from .canvas import memory_budget
 
 _ALIGN = 64                              # every column starts on a 64-byte boundary
 _PAD = {"bounds": (-1.0, -1.0, 1.0, 1.0)}  # what an empty slot holds (zero elsewhere), as collation pads
-_OTHER = ("background", "sprites", "sprite_hw")
 
 
 class Column(NamedTuple):
@@ -42,11 +43,15 @@ class Column(NamedTuple):
 class Group(NamedTuple):
     """One packed scene batch: drawn at ``hw``, its scenes going to ``where``; ``V`` the
     vertex padding to restore; ``columns`` in the order of :class:`Primitives`, then
-    background, sprites, sprite_hw (``verts`` stored unpadded as ``[P, 2]``)."""
+    background (``verts`` stored unpadded as ``[P, 2]``); ``sprites``, ``sprite_hw``: its
+    sprite atlas, kept as the tensors it was (an atlas can hold a gigabyte of KiVA sprites,
+    shared by several batches: copying it into the buffer would copy it twice on its way)."""
     hw: tuple
     where: tuple
     V: int
     columns: tuple
+    sprites: torch.Tensor
+    sprite_hw: torch.Tensor
 
 
 class Parcel(NamedTuple):
@@ -55,76 +60,86 @@ class Parcel(NamedTuple):
     groups: tuple
 
     def pin_memory(self) -> "Parcel":
-        """The same parcel in pinned host memory (one copy)."""
-        return Parcel(self.buffer.pin_memory(), self.groups)
+        """The same parcel in pinned host memory (one copy of the buffer, one of each atlas)."""
+        pinned: dict = {}
+
+        def pin(t: torch.Tensor) -> torch.Tensor:             # an atlas shared by groups: pinned once
+            if id(t) not in pinned:
+                pinned[id(t)] = t.pin_memory()
+            return pinned[id(t)]
+        return Parcel(self.buffer.pin_memory(),
+                      tuple(g._replace(sprites=pin(g.sprites), sprite_hw=pin(g.sprite_hw)) for g in self.groups))
+
+
+@dataclass
+class _Merged:
+    """Neighbouring scene batches becoming one group: their sizes so far (scenes, slots,
+    vertices, unpadded vertices) and the batch whose sprite atlas they use."""
+    hw: tuple
+    batches: list
+    where: list
+    atlas: SceneBatch
+    sprites: bool                        # whether any of them draws sprites
+    B: int = 0
+    N: int = 0
+    V: int = 0
+    P: int = 0
+
+    def add(self, batch: SceneBatch, where, sprites: bool) -> None:
+        p = batch.primitives
+        self.batches.append(batch)
+        self.where.extend(where)
+        if sprites:
+            self.atlas, self.sprites = batch, True
+        self.B, self.N, self.V = self.B + len(batch), max(self.N, p.geom.shape[1]), max(self.V, p.verts.shape[2])
+        self.P += int(p.nverts.sum())
+
+    def takes(self, hw: tuple, batch: SceneBatch, sprites: bool) -> bool:
+        """Whether ``batch`` can join: same size, one sprite atlas for them all (the same one,
+        or only one side draws sprites), and the padded columns of them all within the
+        memory budget."""
+        if hw != self.hw:
+            return False
+        if sprites and self.sprites and not (
+                self.atlas.sprites.shape == batch.sprites.shape and torch.equal(self.atlas.sprites, batch.sprites)
+                and torch.equal(self.atlas.sprite_hw, batch.sprite_hw)):
+            return False
+        N, V = max(self.N, batch.primitives.geom.shape[1]), max(self.V, batch.primitives.verts.shape[2])
+        return (self.B + len(batch)) * N * (8 * V + PADDED_BYTES) <= memory_budget()
+
+    def columns(self) -> list[tuple[str, torch.dtype, tuple]]:
+        """``(name, dtype, shape)`` of each merged column."""
+        first = self.batches[0]
+        out = [(name, t.dtype, (self.P, 2) if name == "verts" else (self.B, self.N, *t.shape[2:]))
+               for name, t in zip(Primitives._fields, first.primitives)]
+        return out + [("background", first.background.dtype, (self.B, 3))]
 
 
 def pack(groups: list) -> Parcel:
     """``groups`` (``[((h, w), SceneBatch, where)]`` on the CPU, as :class:`engine.frames.Frames`
     holds them) as one :class:`Parcel`, neighbouring batches merged where they can be."""
-    merged: list = []                    # [hw, [SceneBatch], where, the batch whose atlas they use]
+    merged: list[_Merged] = []
     for hw, batch, where in groups:
-        if merged and _joins(merged[-1], hw, batch):
-            merged[-1][1].append(batch)
-            merged[-1][2].extend(where)
-            if _draws_sprites(batch):
-                merged[-1][3] = batch
-        else:
-            merged.append([hw, [batch], list(where), batch])
+        p = batch.primitives
+        sprites = bool(((p.geom == SPRITE) & p.valid).any())
+        if not (merged and merged[-1].takes(hw, batch, sprites)):
+            merged.append(_Merged(hw, [], [], batch, False))
+        merged[-1].add(batch, where, sprites)
     plan, offset = [], 0
-    for hw, batches, where, atlas in merged:
+    for m in merged:
         columns = []
-        for name, dtype, shape in _shapes(batches, atlas):
+        for name, dtype, shape in m.columns():
             columns.append(Column(name, offset, dtype, shape))
             offset += -(-_nbytes(dtype, shape) // _ALIGN) * _ALIGN
-        plan.append(Group(hw, tuple(where), max(b.primitives.verts.shape[2] for b in batches), tuple(columns)))
+        plan.append(Group(m.hw, tuple(m.where), m.V, tuple(columns), m.atlas.sprites, m.atlas.sprite_hw))
     buffer = torch.empty(offset, dtype=torch.uint8)
-    for (_, batches, _, atlas), group in zip(merged, plan):
-        _fill(buffer, batches, atlas, group.columns)
+    for m, group in zip(merged, plan):
+        _fill(buffer, m.batches, group.columns)
     return Parcel(buffer, tuple(plan))
 
 
-def _draws_sprites(batch: SceneBatch) -> bool:
-    p = batch.primitives
-    return bool(((p.geom == SPRITE) & p.valid).any())
-
-
-def _joins(last: list, hw: tuple, batch: SceneBatch) -> bool:
-    """Whether ``batch`` can join the merged group ``last``: same size, one sprite atlas for
-    them all (the same one, or only one of the two draws sprites), and the padded columns of
-    them all within the memory budget."""
-    hw0, batches, _, atlas = last
-    if hw0 != hw:
-        return False
-    if _draws_sprites(batch) and _draws_sprites(atlas) and not (
-            atlas.sprites.shape == batch.sprites.shape and torch.equal(atlas.sprites, batch.sprites)
-            and torch.equal(atlas.sprite_hw, batch.sprite_hw)):
-        return False
-    B = sum(len(b) for b in batches) + len(batch)
-    N = max(max(b.primitives.geom.shape[1] for b in batches), batch.primitives.geom.shape[1])
-    V = max(max(b.primitives.verts.shape[2] for b in batches), batch.primitives.verts.shape[2])
-    return B * N * (8 * V + PADDED_BYTES) <= memory_budget()
-
-
-def _shapes(batches: list, atlas: SceneBatch) -> list[tuple[str, torch.dtype, tuple]]:
-    """``(name, dtype, shape)`` of each column of ``batches`` merged (sprites from ``atlas``)."""
-    first = batches[0]
-    B = sum(len(b) for b in batches)
-    N = max(b.primitives.geom.shape[1] for b in batches)
-    P = sum(int(b.primitives.nverts.sum()) for b in batches)
-    out = []
-    for name, t in zip(Primitives._fields, first.primitives):
-        out.append((name, t.dtype, (P, 2) if name == "verts" else (B, N, *t.shape[2:])))
-    out.append(("background", first.background.dtype, (B, 3)))
-    out += [(name, getattr(atlas, name).dtype, tuple(getattr(atlas, name).shape)) for name in _OTHER[1:]]
-    return out
-
-
 def _nbytes(dtype: torch.dtype, shape: tuple) -> int:
-    n = dtype.itemsize
-    for s in shape:
-        n *= s
-    return n
+    return dtype.itemsize * math.prod(shape)
 
 
 def _view(buffer: torch.Tensor, column: Column) -> torch.Tensor:
@@ -132,15 +147,10 @@ def _view(buffer: torch.Tensor, column: Column) -> torch.Tensor:
         column.shape)
 
 
-def _fill(buffer: torch.Tensor, batches: list, atlas: SceneBatch, columns: tuple) -> None:
-    """Write the merged columns of ``batches`` (sprites from ``atlas``) into their places in
-    ``buffer``."""
+def _fill(buffer: torch.Tensor, batches: list, columns: tuple) -> None:
+    """Write the merged columns of ``batches`` into their places in ``buffer``."""
     for column in columns:
-        out, name = _view(buffer, column), column.name
-        if name in _OTHER[1:]:
-            out.copy_(getattr(atlas, name))
-            continue
-        a = 0
+        out, name, a = _view(buffer, column), column.name, 0
         for b in batches:
             if name == "verts":
                 n = int(b.primitives.nverts.sum())
@@ -187,5 +197,6 @@ def unpack(parcel: Parcel, device="cpu") -> list:
         t = {c.name: _view(buf, c) for c in group.columns}
         t["verts"] = padded(t["verts"], t["nverts"], group.V)
         prims = Primitives(*(t[name] for name in Primitives._fields))
-        groups.append((group.hw, SceneBatch(prims, *(t[name] for name in _OTHER)), list(group.where)))
+        atlas = [a.to(device, non_blocking=a.is_pinned()) for a in (group.sprites, group.sprite_hw)]
+        groups.append((group.hw, SceneBatch(prims, t["background"], *atlas), list(group.where)))
     return groups

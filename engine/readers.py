@@ -5,8 +5,9 @@ exactly as ``procvis eval`` does.
 Importing this module and scoring with it loads no tensor library and no 3D stack (no
 torch, open3d or pyrender; the family declarations it reads use the standard library,
 numpy and Pillow) and needs no numba (the compiled sampling kernels import without it;
-``tests/test_export.py`` scores with numba unimportable), and renders nothing: a reply is read by the task's reader, or the
-protocol's when it has its own, from the sample's record alone.
+``tests/test_export.py`` scores with numba unimportable), and renders nothing: a reply is
+read by the task's reader, or the protocol's when it has its own, from the sample's record
+alone.
 
 A *record* (:func:`record`) is a JSON object: ``id``, ``task``, ``seed``, ``index``,
 ``protocol``, ``answer_type``, ``options``, ``answer`` (the gold answer as drawn: a string or

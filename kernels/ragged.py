@@ -8,6 +8,8 @@ writes all of it.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import torch
 
@@ -58,7 +60,7 @@ def unpadded(verts: torch.Tensor, nverts: torch.Tensor, out: torch.Tensor | None
     ``nverts [...]`` on the CPU; P = ``nverts.sum()``), written into ``out`` when given
     (a ``[P, 2]`` tensor of ``verts``' dtype)."""
     V = verts.shape[-2]
-    n = _counts(nverts, verts[..., 0, 0].numel() if V else nverts.numel(), V)
+    n = _counts(nverts, math.prod(verts.shape[:-2]), V)
     P = int(n.sum())
     if out is None:
         out = torch.empty((P, 2), dtype=verts.dtype)
