@@ -293,7 +293,9 @@ def _generate_args(p):
 def _generate(a) -> int:
     import signal
 
-    from .outputs import generate          # torch: loaded when the command runs, not to parse it
+    from .outputs import generate, own_heap    # torch: loaded when the command runs, not to parse it
+
+    own_heap()                             # this process is procvis's: a run in it may tune the collector
 
     on_ray = {}
     if a.ray is not None:

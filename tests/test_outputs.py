@@ -77,6 +77,24 @@ def test_a_parent_with_workers_leaves_torch_to_them(tmp_path):
     assert run.stdout.split() == ["LIGHT"] and verify(str(tmp_path / "out")) == []
 
 
+def test_only_processes_procvis_owns_have_their_collector_tuned(tmp_path):
+    # a run in the caller's own process leaves its garbage collector as it was; the command
+    # line and the workers freeze what outlives each job (same files either way)
+    import gc
+    before = gc.get_freeze_count()
+    generate("elvis/closure/feature_*", str(tmp_path / "library"), count=2, size=32, workers=1, progress=False)
+    assert gc.get_freeze_count() == before and gc.isenabled()
+    script = "import gc, sys\nfrom engine.outputs import generate, own_heap\nown_heap()\n" \
+             "generate('elvis/closure/feature_*', sys.argv[1], count=2, size=32, workers=1, progress=False)\n" \
+             "print(gc.get_freeze_count())\n"
+    run = subprocess.run([sys.executable, "-c", script, str(tmp_path / "owned")], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": "."}, timeout=300)
+    assert run.returncode == 0, run.stderr[-800:]
+    assert int(run.stdout.split()[-1]) > 10_000
+    files = [json.loads((tmp_path / d / "manifest.json").read_text())["files"] for d in ("library", "owned")]
+    assert files[0] == files[1]
+
+
 @pytest.mark.parametrize("pattern", ["elvis/closure/feature_*", "shapes/[cs][oi]*"])
 def test_shards_drawn_together_are_the_shards_written_one_at_a_time(tmp_path, pattern):
     """Shards of batched tasks sharing a batch key are drawn and rendered together (one
