@@ -425,24 +425,39 @@ def _write_shard(out: str, cfg: RunConfig, task: str, k: int) -> tuple[str, int,
     return _install_shard(out, cfg, task, k, samples, encoded_panels(samples, cfg.size))
 
 
+def _drawn(cfg: RunConfig, members: list) -> tuple[list, list]:
+    """``(samples, images)`` of ``members`` ``(task, index)``, in order, with per sample the
+    PNG bytes of its panels: consecutive members of batched tasks sharing a batch key drawn
+    :data:`engine.task.BATCH` at a time across their tasks and rendered from the batch's
+    columns, the others task by task (the samples and bytes of drawing each alone)."""
+    from .task import BATCH, draw_together
+    samples, images = [], []
+    for key, run in itertools.groupby(members, key=lambda m: m[0].batch_key if m[0].batched else None):
+        run = list(run)
+        if key is None:
+            for task, part in itertools.groupby(run, key=lambda m: m[0]):
+                drawn = task.samples(cfg.seed, [i for _, i in part])
+                samples += drawn
+                images += encoded_panels(drawn, cfg.size)
+            continue
+        for a in range(0, len(run), BATCH):
+            part = run[a:a + BATCH]
+            drawn = draw_together(cfg.seed, part)
+            # the records need no scene: the images are rendered from the batch's columns
+            samples += [task.build(drawn.draw(b, scene=False), cfg.seed, i) for b, (task, i) in enumerate(part)]
+            images += _encoded_rows(drawn.scene_batch(), cfg.size)
+    return samples, images
+
+
 def _write_bundle(out: str, cfg: RunConfig, shards: list[tuple[str, int]]) -> list[tuple[str, int, dict]]:
     """Write the ``shards`` ``(task, k)`` of batched tasks sharing one batch key (as
-    :func:`_write_shard` writes each, the same files): their samples drawn
-    :data:`engine.task.BATCH` at a time across the tasks and rendered together. Returns each
-    shard's result, in order."""
-    from .task import BATCH, draw_together
+    :func:`_write_shard` writes each, the same files), drawn together by :func:`_drawn`.
+    Returns each shard's result, in order."""
     tasks = {t: get_task(t, cfg.settings) for t, _ in shards}
     if not tasks[shards[0][0]].batched:                   # a task drawn one sample at a time: shard by shard
         return [_write_shard(out, cfg, t, k) for t, k in shards]
     _settle_heap()
-    members = [(tasks[t], i) for t, k in shards for i in cfg.rows(k)]
-    samples, images = [], []
-    for a in range(0, len(members), BATCH):
-        part = members[a:a + BATCH]
-        drawn = draw_together(cfg.seed, part)
-        # the records need no scene: the images are rendered from the batch's columns
-        samples += [task.build(drawn.draw(b, scene=False), cfg.seed, i) for b, (task, i) in enumerate(part)]
-        images += _encoded_rows(drawn.scene_batch(), cfg.size)
+    samples, images = _drawn(cfg, [(tasks[t], i) for t, k in shards for i in cfg.rows(k)])
     out_rows, at = [], 0
     for t, k in shards:
         n = len(cfg.rows(k))
@@ -1500,8 +1515,7 @@ def _hub_piece(cfg: RunConfig, config: str, rel: str, j: int, n: int, segments: 
     import pyarrow as pa
 
     _settle_heap()
-    samples = [s for task, idx in segments for s in get_task(task, cfg.settings).samples(cfg.seed, idx)]
-    images = encoded_panels(samples, cfg.size)
+    samples, images = _drawn(cfg, [(get_task(task, cfg.settings), i) for task, idx in segments for i in idx])
     schema = _hub_schema(config)
     rows = [_row(s) for s in samples]
     cols = {}
