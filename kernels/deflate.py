@@ -1,0 +1,322 @@
+"""A zlib stream (RFC 1950/1951) of a rendered image's PNG rows, compiled.
+
+Rendered scenes repeat themselves in two ways: a pixel equals the one before it (a shape's
+fill, the background) or the one above it (a shape's next row). The encoder looks for
+exactly those two matches at every position, greedily, and codes the result in one
+block with Huffman codes built for the image. On rendered scenes this gives smaller files
+than zlib at level 3 (ELVIS about 15% smaller, 2026-11-27) in less time; on photographs
+and noise, about zlib's size. The bytes depend only on the input, not on the zlib build
+(the checksums are standard functions), so every machine writes the same files.
+
+Tokens are int32: a literal byte ``0..255``, or ``256 + 2 * length + far`` for a match of
+``length`` (3..258) bytes at distance 3 (``far = 0``) or one row (``far = 1``).
+"""
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+
+from .jit import exact
+
+MAX_DISTANCE = 32768          # the window of deflate: a row longer than this is never matched
+_LBASE = np.array([3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115,
+                   131, 163, 195, 227, 258], np.int64)
+_LEXTRA = np.array([0] * 8 + [1] * 4 + [2] * 4 + [3] * 4 + [4] * 4 + [5] * 4 + [0], np.int64)
+_DBASE = np.array([1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537,
+                   2049, 3073, 4097, 6145, 8193, 12289, 16385, 24577], np.int64)
+_DEXTRA = np.array([0, 0, 0, 0] + [k // 2 for k in range(2, 28)], np.int64)
+_LSYM = np.searchsorted(_LBASE, np.arange(259), side="right").astype(np.int64) - 1   # length -> code - 257
+_LSYM[:3] = 0
+_LSYM[258] = 28                                                                      # 258 has its own code
+_ORDER = np.array([16, 17, 18, 0, 8, 7, 9, 6, 10, 5, 11, 4, 12, 3, 13, 2, 14, 1, 15], np.int64)
+
+
+ALL_EQUAL = np.uint64(0x0101010101010101)   # eight numpy True bytes read as one uint64 (a uint64: against
+#                                             an int64, numba would compare as float64 and round)
+
+
+@exact
+def _run(equal, words, i, most):
+    """How many of ``equal[i:i + most]`` are True before the first False (``words``:
+    ``equal`` read 8 at a time, for the long runs)."""
+    j = i
+    end = i + most
+    while j < end and j & 7:
+        if not equal[j]:
+            return j - i
+        j += 1
+    while j + 8 <= end and words[j >> 3] == ALL_EQUAL:
+        j += 8
+    while j < end and equal[j]:
+        j += 1
+    return j - i
+
+
+@exact
+def _matches(data, above, above_words, before, before_words, tokens):
+    """Greedy tokens of ``data`` into ``tokens`` (at least as long as ``data``): at each
+    position the longer match of the row above and the pixel before (the pixel before on a
+    tie: its distance costs no extra bits), else a literal. ``above[i]`` / ``before[i]``:
+    whether ``data[i]`` equals the byte a row / 3 bytes earlier (``*_words``: the same bytes
+    as uint64). Returns the token count."""
+    n = data.shape[0]
+    i = 0
+    t = 0
+    while i < n:
+        best = 0
+        far = 0
+        if above[i] or before[i]:              # else a literal at once (most bytes of noise and photos)
+            most = min(258, n - i)
+            best = _run(above, above_words, i, most)
+            far = 1
+            if best < most:
+                k = _run(before, before_words, i, most)
+                if k >= best:
+                    best, far = k, 0
+        if best >= 3:
+            tokens[t] = 256 + 2 * best + far
+            i += best
+        else:
+            tokens[t] = data[i]
+            i += 1
+        t += 1
+    return t
+
+
+@exact
+def _code_lengths(freq, limit, out):
+    """Huffman code lengths (at most ``limit`` bits) for symbol counts ``freq`` into
+    ``out``; unused symbols get 0. A lone used symbol is paired with a dummy one so that
+    every code is complete. Too long codes are shortened by halving the counts and building
+    again (a little above optimal, always valid)."""
+    n = freq.shape[0]
+    f = freq.copy()
+    out[:] = 0
+    used = np.flatnonzero(f > 0)
+    if used.shape[0] <= 1:
+        first = used[0] if used.shape[0] else 0
+        out[first] = 1
+        out[1 if first == 0 else 0] = 1
+        return
+    while True:
+        leaves = used[np.argsort(f[used], kind="mergesort")]
+        m = leaves.shape[0]
+        weight = np.empty(2 * m - 1, np.int64)
+        parent = np.empty(2 * m - 1, np.int64)
+        weight[:m] = f[leaves]
+        a, b = 0, m               # next leaf, next inner node to merge (both queues ascend)
+        for node in range(m, 2 * m - 1):
+            weight[node] = 0
+            for _ in range(2):
+                if a < m and (b >= node or weight[a] <= weight[b]):
+                    pick = a
+                    a += 1
+                else:
+                    pick = b
+                    b += 1
+                parent[pick] = node
+                weight[node] += weight[pick]
+        depth = np.zeros(2 * m - 1, np.int64)
+        deepest = 0
+        for node in range(2 * m - 3, -1, -1):
+            depth[node] = depth[parent[node]] + 1
+            if node < m:
+                deepest = max(deepest, depth[node])
+        if deepest <= limit:
+            for k in range(m):
+                out[leaves[k]] = depth[k]
+            return
+        for s in range(n):
+            if f[s] > 0:
+                f[s] = (f[s] + 1) // 2
+
+
+@exact
+def _canonical(lengths, codes):
+    """Canonical codes of ``lengths`` (RFC 1951, 3.2.2) into ``codes``, bit-reversed: deflate
+    sends a code's most significant bit first into a stream filled from the low bit."""
+    count = np.zeros(16, np.int64)
+    for s in range(lengths.shape[0]):
+        count[lengths[s]] += 1
+    count[0] = 0
+    following = np.zeros(16, np.int64)
+    c = 0
+    for bits in range(1, 16):
+        c = (c + count[bits - 1]) << 1
+        following[bits] = c
+    for s in range(lengths.shape[0]):
+        size = lengths[s]
+        if size:
+            v = following[size]
+            following[size] += 1
+            r = 0
+            for _ in range(size):
+                r = (r << 1) | (v & 1)
+                v >>= 1
+            codes[s] = r
+
+
+@exact
+def _run_lengths(lengths, sym, extra):
+    """The code lengths of a dynamic block's header as code-length symbols (RFC 1951,
+    3.2.7: 0-15 a length, 16 repeat the last 3-6 times, 17 / 18 a run of 3-10 / 11-138
+    zeros) into ``sym`` and their extra bits into ``extra``; returns the symbol count."""
+    total = lengths.shape[0]
+    k = 0
+    i = 0
+    while i < total:
+        v = lengths[i]
+        j = i + 1
+        while j < total and lengths[j] == v:
+            j += 1
+        run = j - i
+        if v == 0:
+            while run >= 11:
+                r = min(run, 138)
+                sym[k], extra[k] = 18, r - 11
+                k += 1
+                run -= r
+            if run >= 3:
+                sym[k], extra[k] = 17, run - 3
+                k += 1
+                run = 0
+        else:
+            sym[k], extra[k] = v, 0
+            k += 1
+            run -= 1
+            while run >= 3:
+                r = min(run, 6)
+                sym[k], extra[k] = 16, r - 3
+                k += 1
+                run -= r
+        while run > 0:
+            sym[k], extra[k] = v, 0
+            k += 1
+            run -= 1
+        i = j
+    return k
+
+
+@exact
+def _flush(out, o, acc, nb):
+    """Move the whole bytes of the bit buffer ``acc`` (``nb`` bits, filled from the low end)
+    to ``out[o:]``; returns the new ``(o, acc, nb)``."""
+    while nb >= 8:
+        out[o] = acc & 255
+        o += 1
+        acc >>= 8
+        nb -= 8
+    return o, acc, nb
+
+
+@exact
+def _header(llen, dlen, out):
+    """The start of a final dynamic block (RFC 1951, 3.2.7) for literal/length code lengths
+    ``llen [286]`` and distance code lengths ``dlen [30]``, written into ``out``; returns
+    ``(bytes written, bit buffer, bits in it)``."""
+    hlit, hdist = 286, 30
+    while llen[hlit - 1] == 0:
+        hlit -= 1
+    while dlen[hdist - 1] == 0:
+        hdist -= 1
+    lengths = np.concatenate((llen[:hlit], dlen[:hdist]))
+    rsym = np.empty(lengths.shape[0], np.int64)
+    rextra = np.empty(lengths.shape[0], np.int64)
+    nr = _run_lengths(lengths, rsym, rextra)
+    cfreq = np.zeros(19, np.int64)
+    for k in range(nr):
+        cfreq[rsym[k]] += 1
+    clen, ccode = np.zeros(19, np.int64), np.zeros(19, np.int64)
+    _code_lengths(cfreq, 7, clen)
+    _canonical(clen, ccode)
+    hclen = 19
+    while hclen > 4 and clen[_ORDER[hclen - 1]] == 0:
+        hclen -= 1
+    acc = 1 | (2 << 1) | ((hlit - 257) << 3) | ((hdist - 1) << 8) | ((hclen - 4) << 13)
+    o, acc, nb = _flush(out, 0, acc, 17)
+    for k in range(hclen):
+        acc |= clen[_ORDER[k]] << nb
+        o, acc, nb = _flush(out, o, acc, nb + 3)
+    for k in range(nr):
+        s = rsym[k]
+        acc |= ccode[s] << nb
+        nb += clen[s]
+        if s >= 16:
+            acc |= rextra[k] << nb
+            nb += 2 if s == 16 else (3 if s == 17 else 7)
+        o, acc, nb = _flush(out, o, acc, nb)
+    return o, acc, nb
+
+
+@exact
+def _block(tokens, nt, stride, out):
+    """One final dynamic-Huffman deflate block of ``tokens[:nt]`` (matches at distance 3
+    or ``stride``) written into ``out``; returns the bytes written."""
+    dnear = np.searchsorted(_DBASE, 3, side="right") - 1
+    dfar = np.searchsorted(_DBASE, min(stride, MAX_DISTANCE), side="right") - 1
+    lfreq = np.zeros(286, np.int64)
+    dfreq = np.zeros(30, np.int64)
+    for t in range(nt):
+        v = tokens[t]
+        if v < 256:
+            lfreq[v] += 1
+        else:
+            lfreq[257 + _LSYM[(v - 256) >> 1]] += 1
+            dfreq[dfar if v & 1 else dnear] += 1
+    lfreq[256] = 1                                       # end of block
+    llen, dlen = np.zeros(286, np.int64), np.zeros(30, np.int64)
+    _code_lengths(lfreq, 15, llen)
+    _code_lengths(dfreq, 15, dlen)
+    lcode, dcode = np.zeros(286, np.int64), np.zeros(30, np.int64)
+    _canonical(llen, lcode)
+    _canonical(dlen, dcode)
+    o, acc, nb = _header(llen, dlen, out)
+    for t in range(nt):                                  # at most 7 + 48 bits in the buffer
+        v = tokens[t]
+        if v < 256:
+            acc |= lcode[v] << nb
+            nb += llen[v]
+        else:
+            size = (v - 256) >> 1
+            c = _LSYM[size]
+            acc |= lcode[257 + c] << nb
+            nb += llen[257 + c]
+            acc |= (size - _LBASE[c]) << nb
+            nb += _LEXTRA[c]
+            d, dc = (stride, dfar) if v & 1 else (3, dnear)
+            acc |= dcode[dc] << nb
+            nb += dlen[dc]
+            acc |= (d - _DBASE[dc]) << nb
+            nb += _DEXTRA[dc]
+        o, acc, nb = _flush(out, o, acc, nb)
+    acc |= lcode[256] << nb
+    o, acc, nb = _flush(out, o, acc, nb + llen[256] + 7)   # the last partial byte, zero-padded
+    return o
+
+
+def zlib_rows(rows: np.ndarray) -> bytes:
+    """The zlib stream of ``rows [H, L]`` uint8 (a PNG's filtered rows, each a filter byte
+    then the row's bytes, ``L = 1 + 3 * W`` for RGB): matches at distance 3 (the pixel
+    before, in RGB) and ``L`` (the pixel above). Decompresses to ``rows.tobytes()``."""
+    if rows.ndim != 2 or rows.dtype != np.uint8 or rows.size == 0:
+        raise ValueError(f"zlib_rows takes non-empty [H, L] uint8 rows, not {rows.dtype} of shape {list(rows.shape)}")
+    data = np.ascontiguousarray(rows).reshape(-1)
+    n, stride = data.shape[0], rows.shape[1]
+    above, before = _equal_to(data, stride), _equal_to(data, 3)
+    tokens = np.empty(n, np.int32)
+    nt = _matches(data, above, above.view(np.uint64), before, before.view(np.uint64), tokens)
+    out = np.empty(2 * n + 1024, np.uint8)                  # a token never takes 2 bytes per byte it covers
+    size = _block(tokens, nt, stride, out)
+    return b"\x78\x01" + out[:size].tobytes() + zlib.adler32(data).to_bytes(4, "big")
+
+
+def _equal_to(data: np.ndarray, distance: int) -> np.ndarray:
+    """``[n']`` bool, ``n'`` the length of ``data`` rounded up to 8 (padding False): whether
+    each byte equals the one ``distance`` earlier (False where there is none, or where
+    ``distance`` is beyond deflate's window)."""
+    n = data.shape[0]
+    out = np.zeros(-(-n // 8) * 8, bool)
+    if distance < n and distance <= MAX_DISTANCE:
+        np.equal(data[distance:], data[:-distance], out=out[distance:n])
+    return out
