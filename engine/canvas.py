@@ -36,7 +36,8 @@ BUDGET_SHARE = 4           # default budget: a quarter of the machine's physical
 # band of rows per thread; the tiled torch backend ~75-102 B/px of float work tensors.
 BYTES_PER_PX = {"numba": 3, "numba-float": 12, "torch": 112}
 WORKER_BASE_BYTES = 600 << 20      # a worker process with torch and numba loaded, before any image
-ENCODE_BYTES_PER_PX = 9            # a dataset panel: rendering (3) plus PNG encoding (the row copy and its bytes, 6)
+ENCODE_BYTES_PER_PX = 24           # a dataset panel: rendering (3) plus PNG encoding (at most 21: the rows, two
+#                                    byte-equality masks, the tokens, the stream; peaks measured at 2048 px)
 # an image file written by render/preview, on top of the picture: Pillow's own copy (and
 # WebP's work); a PNG is counted as streamed in bands (below engine.preview.PNG_STREAM_PX
 # Pillow's copy of at most 192 MB is left to the budget's margin)

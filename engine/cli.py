@@ -293,9 +293,7 @@ def _generate_args(p):
 def _generate(a) -> int:
     import signal
 
-    from .outputs import generate, own_heap    # torch: loaded when the command runs, not to parse it
-
-    own_heap()                             # this process is procvis's: a run in it may tune the collector
+    from .outputs import generate, owned_heap  # torch: loaded when the command runs, not to parse it
 
     on_ray = {}
     if a.ray is not None:
@@ -309,9 +307,10 @@ def _generate(a) -> int:
         out = staging_folder(a.out, [a.pattern, a.seed, a.count, a.size, a.format, a.shard_size, a.shard_mb,
                                      sorted(settings_of(a).items())])
     try:
-        m = generate(a.pattern, out, seed=a.seed, count=a.count, size=a.size, fmt=a.format, workers=a.workers,
-                     shard_size=a.shard_size, progress=not a.quiet, settings=settings_of(a),
-                     shard_bytes=None if a.shard_mb is None else round(a.shard_mb * 2 ** 20), **on_ray)
+        with owned_heap():                 # a run here may tune the collector; the caller's is restored after
+            m = generate(a.pattern, out, seed=a.seed, count=a.count, size=a.size, fmt=a.format, workers=a.workers,
+                         shard_size=a.shard_size, progress=not a.quiet, settings=settings_of(a),
+                         shard_bytes=None if a.shard_mb is None else round(a.shard_mb * 2 ** 20), **on_ray)
     except KeyboardInterrupt as e:         # workers ended, temporary files removed: say how to resume
         signum = getattr(e, "signum", signal.SIGINT)
         print(f"procvis: interrupted by {signal.Signals(signum).name}; run the same command again to resume",

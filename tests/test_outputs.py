@@ -77,22 +77,31 @@ def test_a_parent_with_workers_leaves_torch_to_them(tmp_path):
     assert run.stdout.split() == ["LIGHT"] and verify(str(tmp_path / "out")) == []
 
 
-def test_only_processes_procvis_owns_have_their_collector_tuned(tmp_path):
-    # a run in the caller's own process leaves its garbage collector as it was; the command
-    # line and the workers freeze what outlives each job (same files either way)
+def test_only_processes_procvis_owns_have_their_collector_tuned(tmp_path, monkeypatch):
+    # a library call leaves the caller's garbage collector alone; the command line freezes
+    # what outlives each job while it runs and restores the collector after; the workers
+    # freeze for good. The files are the same either way.
     import gc
+
+    from engine import outputs
+    from engine.cli import main
+
+    frozen, real = [], gc.freeze
+    monkeypatch.setattr(gc, "freeze", lambda: frozen.append(1) or real())
     before = gc.get_freeze_count()
-    generate("elvis/closure/feature_*", str(tmp_path / "library"), count=2, size=32, workers=1, progress=False)
-    assert gc.get_freeze_count() == before and gc.isenabled()
-    script = "import gc, sys\nfrom engine.outputs import generate, own_heap\nown_heap()\n" \
-             "generate('elvis/closure/feature_*', sys.argv[1], count=2, size=32, workers=1, progress=False)\n" \
-             "print(gc.get_freeze_count())\n"
-    run = subprocess.run([sys.executable, "-c", script, str(tmp_path / "owned")], capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": "."}, timeout=300)
-    assert run.returncode == 0, run.stderr[-800:]
-    assert int(run.stdout.split()[-1]) > 10_000
-    files = [json.loads((tmp_path / d / "manifest.json").read_text())["files"] for d in ("library", "owned")]
+    run = dict(count=2, size=32, workers=1, progress=False)
+    generate("elvis/closure/feature_*", str(tmp_path / "library"), **run)
+    assert not frozen and gc.get_freeze_count() == before and not outputs._OWN_HEAP
+    assert main(["generate", "elvis/closure/feature_*", "--out", str(tmp_path / "cli"), "--count", "2", "--size",
+                 "32", "--workers", "1", "--quiet"]) == 0
+    assert frozen and gc.get_freeze_count() == before and not outputs._OWN_HEAP
+    files = [json.loads((tmp_path / d / "manifest.json").read_text())["files"] for d in ("library", "cli")]
     assert files[0] == files[1]
+    script = "import os\nfrom engine import outputs\noutputs._init_worker(1, os.getppid(), 1 << 30)\n" \
+             "print(outputs._OWN_HEAP)\n"
+    worker = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                            cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": "."})
+    assert worker.returncode == 0 and worker.stdout.split() == ["True"], worker.stderr[-800:]
 
 
 @pytest.mark.parametrize("pattern", ["elvis/closure/feature_*", "shapes/[cs][oi]*"])
