@@ -127,3 +127,18 @@ def test_bad_rows_are_refused_with_their_shape():
     for bad in (np.zeros((0, 5), np.uint8), np.zeros(5, np.uint8), np.zeros((2, 2), np.int16)):
         with pytest.raises(ValueError, match="zlib_rows takes non-empty"):
             deflate.zlib_rows(bad)
+
+
+@pytest.mark.slow
+def test_every_tasks_panels_survive_a_png_round_trip():
+    # every registered task, its first two samples, every panel at 96 px: Pillow reads back
+    # the pixels, whichever encoder (the two matches or zlib) the image went to
+    kinds = {"ours": 0, "zlib": 0}
+    for task_id in list_tasks():
+        samples = get_task(task_id).samples(0, range(2))
+        for image in [im for ims in render_samples(samples, 96) for im in ims]:
+            png = encode_png(image)
+            back = np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+            assert np.array_equal(back, image.permute(1, 2, 0).numpy()), task_id
+            kinds["ours" if png[41:43] == b"\x78\x01" else "zlib"] += 1
+    assert kinds["ours"] > 10 * kinds["zlib"] > 0, kinds
