@@ -93,27 +93,52 @@ def _matches(data, above, above_words, before, before_words, tokens, most_litera
 
 
 @exact
+def _by_count(freq):
+    """The symbols with a nonzero count in ``freq``, fewest first, ties by symbol: ``[m]``
+    int64. A shell sort of ``count * 512 + symbol`` keys (unique, so the order is the one
+    any correct sort gives; plain loops compile in a fraction of numba's sorts' time)."""
+    keys = np.empty(freq.shape[0], np.int64)
+    m = 0
+    for s in range(freq.shape[0]):
+        if freq[s] > 0:
+            keys[m] = freq[s] * 512 + s
+            m += 1
+    gap = 1
+    while gap < m // 3:
+        gap = 3 * gap + 1
+    while gap > 0:
+        for i in range(gap, m):
+            k = keys[i]
+            j = i
+            while j >= gap and keys[j - gap] > k:
+                keys[j] = keys[j - gap]
+                j -= gap
+            keys[j] = k
+        gap //= 3
+    return keys[:m] % 512
+
+
+@exact
 def _code_lengths(freq, limit, out):
     """Huffman code lengths (at most ``limit`` bits) for symbol counts ``freq`` into
     ``out``; unused symbols get 0, except that with fewer than two used symbols (a block
     without matches has no distances) symbols 0 and 1, or the used one and a dummy, get 1
     bit each, so that every code is complete. Too long codes are shortened by halving the
     counts and building again (a little above optimal, always valid)."""
-    n = freq.shape[0]
     f = freq.copy()
     out[:] = 0
-    used = np.flatnonzero(f > 0)
-    if used.shape[0] <= 1:
-        first = used[0] if used.shape[0] else 0
+    leaves = _by_count(f)
+    m = leaves.shape[0]
+    if m <= 1:
+        first = leaves[0] if m else 0
         out[first] = 1
         out[1 if first == 0 else 0] = 1
         return
     while True:
-        leaves = used[np.argsort(f[used], kind="mergesort")]
-        m = leaves.shape[0]
         weight = np.empty(2 * m - 1, np.int64)
         parent = np.empty(2 * m - 1, np.int64)
-        weight[:m] = f[leaves]
+        for k in range(m):
+            weight[k] = f[leaves[k]]
         a, b = 0, m               # next leaf, next inner node to merge (both queues ascend)
         for node in range(m, 2 * m - 1):
             weight[node] = 0
@@ -136,9 +161,9 @@ def _code_lengths(freq, limit, out):
             for k in range(m):
                 out[leaves[k]] = depth[k]
             return
-        for s in range(n):
-            if f[s] > 0:
-                f[s] = (f[s] + 1) // 2
+        for k in range(m):
+            f[leaves[k]] = (f[leaves[k]] + 1) // 2
+        leaves = _by_count(f)
 
 
 @exact
@@ -208,6 +233,15 @@ def _run_lengths(lengths, sym, extra):
 
 
 @exact
+def _distance_code(d):
+    """The distance code (0..29) of distance ``d`` (1..32768)."""
+    c = 0
+    while c < 29 and _DBASE[c + 1] <= d:
+        c += 1
+    return c
+
+
+@exact
 def _flush(out, o, acc, nb):
     """Move the whole bytes of the bit buffer ``acc`` (``nb`` bits, filled from the low end)
     to ``out[o:]``; returns the new ``(o, acc, nb)``."""
@@ -229,7 +263,9 @@ def _header(llen, dlen, out):
         hlit -= 1
     while dlen[hdist - 1] == 0:
         hdist -= 1
-    lengths = np.concatenate((llen[:hlit], dlen[:hdist]))
+    lengths = np.empty(hlit + hdist, np.int64)
+    lengths[:hlit] = llen[:hlit]
+    lengths[hlit:] = dlen[:hdist]
     rsym = np.empty(lengths.shape[0], np.int64)
     rextra = np.empty(lengths.shape[0], np.int64)
     nr = _run_lengths(lengths, rsym, rextra)
@@ -262,8 +298,8 @@ def _header(llen, dlen, out):
 def _block(tokens, nt, stride):
     """One final dynamic-Huffman deflate block of ``tokens[:nt]`` (matches at distance 3
     or ``stride``): ``[bytes]`` uint8."""
-    dnear = np.searchsorted(_DBASE, 3, side="right") - 1
-    dfar = np.searchsorted(_DBASE, min(stride, MAX_DISTANCE), side="right") - 1
+    dnear = _distance_code(3)
+    dfar = _distance_code(min(stride, MAX_DISTANCE))
     lfreq = np.zeros(286, np.int64)
     dfreq = np.zeros(30, np.int64)
     for t in range(nt):
