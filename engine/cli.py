@@ -740,14 +740,11 @@ def _compile_note(command: str | None) -> None:
     """A note on stderr before a drawing command whose kernels are not compiled on disk yet,
     so a first run does not sit silent while they compile."""
     if command in DRAWING:
-        from kernels import deflate, raster_numba
+        from kernels.raster_numba import compiled_on_disk
 
-        if raster_numba.compiled_on_disk() is False:
+        if compiled_on_disk() is False:
             print("procvis: compiling the renderer's kernels (first run only: about a minute on 2 cores; cached "
                   "on disk for later runs)", file=sys.stderr, flush=True)
-        elif command == "generate" and deflate.compiled_on_disk() is False:
-            print("procvis: compiling the PNG encoder (first run only: a few seconds; cached on disk for later "
-                  "runs)", file=sys.stderr, flush=True)
 
 
 def main(argv=None) -> int:

@@ -372,13 +372,3 @@ def _equal_to(data: np.ndarray, distance: int) -> np.ndarray:
     if distance < n and distance <= MAX_DISTANCE:
         np.equal(data[distance:], data[:-distance], out=out[distance:n])
     return out
-
-
-def compiled_on_disk() -> bool | None:
-    """Whether the encoder's compiled kernel is in numba's on-disk cache (otherwise the first
-    image waits about 6 s on two cores while it compiles); ``None`` when the cache cannot be
-    inspected."""
-    try:
-        return bool(_block._cache._cache_file._load_index())
-    except Exception:           # numba's cache layout is not public: unknown rather than wrong
-        return None

@@ -141,9 +141,3 @@ def test_a_drawing_command_says_so_when_its_kernels_must_compile_first(monkeypat
     monkeypatch.setattr(rn, "compiled_on_disk", lambda: True)
     cli._compile_note("preview")
     assert capsys.readouterr().err == ""
-    import kernels.deflate as deflate                # files are written: the PNG encoder compiles too
-    monkeypatch.setattr(deflate, "compiled_on_disk", lambda: False)
-    cli._compile_note("generate")
-    assert "compiling the PNG encoder" in capsys.readouterr().err
-    cli._compile_note("preview")
-    assert capsys.readouterr().err == ""
