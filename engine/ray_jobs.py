@@ -192,9 +192,9 @@ def node_facts(cfg: outputs.RunConfig) -> dict:
 
 @functools.lru_cache(maxsize=1)
 def png_digest() -> str:
-    """A digest of the PNG bytes this machine's encoder makes of a fixed image (procvis's own
-    deflate, independent of the zlib build: it differs only where the code or its compiled
-    kernel does; a direct check of the bytes all the same)."""
+    """A digest of the PNG bytes this machine's encoder makes of a fixed image: noise-like,
+    so it goes to zlib (as photographs do, :func:`kernels.deflate.zlib_rows`), and another
+    zlib may compress the same pixels to other bytes."""
     import torch
 
     image = (torch.arange(3 * 48 * 48) * 7919 % 251).to(torch.uint8).reshape(3, 48, 48)
