@@ -31,10 +31,26 @@ def _check_gl() -> None:
             f"{', '.join('lib' + m for m in missing)} (Debian: apt-get install libegl1 libegl-mesa0 libgl1-mesa-dri)")
 
 
+def _llvm_users_first() -> None:
+    """Load triton (where installed) before the GL stack. Mesa's software rasterizer puts its
+    own LLVM among the process's global symbols, and triton's compiler loaded after it binds
+    to that LLVM and crashes the process (a segmentation fault in ``import triton``, e.g. when
+    a model or the fused GPU pass loads after sprites were rendered); loaded first, each keeps
+    its own."""
+    import importlib.util
+
+    if importlib.util.find_spec("triton") is not None:
+        try:
+            import triton  # noqa: F401
+        except Exception:              # a broken triton is the caller's business, not the renderer's
+            pass
+
+
 @functools.lru_cache(maxsize=1)
 def _renderer_module():
     os.environ.setdefault("PYOPENGL_PLATFORM", "egl")
     _check_gl()
+    _llvm_users_first()
     try:
         import pyrender
         import trimesh

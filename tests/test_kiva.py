@@ -1,5 +1,11 @@
 """KiVA foundations: the procedural 3D object library rendered headless into sprites, the
 sprite cache, clear errors, and the batched transforms."""
+import importlib.util
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -52,6 +58,17 @@ def test_missing_headless_gl_names_the_library(monkeypatch):
     with pytest.raises(HeadlessGLError, match="libEGL.*apt-get install libegl1"):
         mesh_render._renderer_module()
     mesh_render._renderer_module.cache_clear()
+
+
+@pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="needs triton installed")
+def test_a_process_that_rendered_sprites_can_still_load_triton(tmp_path):
+    # Mesa's software GL brings its own LLVM; triton loaded after it crashed the process
+    # (a model or the fused GPU pass loading after fresh sprites)
+    code = "from scenes.kiva.views import sprite; sprite('duck', 'front', 32); import triton.language; print('ok')"
+    run = subprocess.run([sys.executable, "-c", code], env={**os.environ, "PROCVIS_CACHE": str(tmp_path)},
+                         cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True, timeout=300)
+    assert (run.returncode, run.stdout.strip()) == (0, "ok"), run.stderr[-2000:]
+    assert list((tmp_path / "kiva").glob("duck-front-32-*.png"))                  # it did render, not read a cache
 
 
 def _sprites():
