@@ -24,12 +24,16 @@ class SceneBatch:
         background: ``[B, 3]`` float colours in [0, 1].
         sprites: ``[S, 4, h, w]`` float premultiplied RGBA, zero-padded to the largest sprite.
         sprite_hw: ``[S, 2]`` long, each sprite's own ``(h, w)``.
+        sprites8: ``[S, 4, h, w]`` uint8 straight RGBA that ``sprites`` was made from
+            (``premultiplied(sprites8)`` equals it), or ``None`` when a sprite was not 8-bit: a
+            quarter of the bytes, so it is what travels to another process or a device.
     """
 
     primitives: Primitives
     background: torch.Tensor
     sprites: torch.Tensor
     sprite_hw: torch.Tensor
+    sprites8: torch.Tensor | None = None
 
     def __len__(self) -> int:
         return self.background.shape[0]
@@ -37,10 +41,14 @@ class SceneBatch:
     def slice(self, a: int, b: int) -> "SceneBatch":
         """Scenes ``a..b-1`` of the batch (views, sharing the sprite atlas)."""
         return SceneBatch(Primitives(*(t[a:b] for t in self.primitives)), self.background[a:b], self.sprites,
-                          self.sprite_hw)
+                          self.sprite_hw, self.sprites8)
 
     @classmethod
-    def from_scenes(cls, scenes: Sequence[Scene]) -> "SceneBatch":
+    def from_scenes(cls, scenes: Sequence[Scene], atlases: dict | None = None) -> "SceneBatch":
+        """``scenes`` collated. ``atlases``: a dict shared by the calls collating one batch's
+        panel groups, so that groups drawing the same sprites (a KiVA trial's large and small
+        panels) share one atlas instead of building and shipping it twice; it holds the
+        sprite images it was keyed on, so drop it with the batch."""
         scenes = list(scenes)
         for i, s in enumerate(scenes):
             if not isinstance(s, Scene):
@@ -92,8 +100,13 @@ class SceneBatch:
                   column("order", np.float32), verts, nverts, index, bounds)
         prims_t = Primitives(*(torch.from_numpy(a) for a in arrays))
         background = torch.tensor([parse_color(s.background) for s in scenes], dtype=torch.float32).reshape(B, 3)
-        sprites, hw = _pack_sprites(sprites_flat)
-        return cls(prims_t, background, sprites, hw)
+        key = tuple(map(id, sprites_flat))
+        if atlases is None or key not in atlases:
+            atlas = _pack_sprites(sprites_flat)
+            if atlases is None:
+                return cls(prims_t, background, *atlas)
+            atlases[key] = (sprites_flat, atlas)        # the images keep their ids valid while the dict lives
+        return cls(prims_t, background, *atlases[key][1])
 
 
 PADDED_BYTES = 96             # per primitive slot besides its vertices: the other columns and prepared data
@@ -131,20 +144,75 @@ def _sprite_indices(scenes, index: np.ndarray, batch_sprites: list) -> np.ndarra
     return index
 
 
-def _pack_sprites(images: list) -> tuple[torch.Tensor, torch.Tensor]:
+def _pack_sprites(images: list) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """``(sprites, sprite_hw, sprites8)`` of :class:`SceneBatch` for ``images`` (each ``[3|4,
+    h, w]``, tensor or array): 8-bit images are stacked as they are and premultiplied
+    (:func:`premultiplied`; in one pass when all have one size); any other makes a float
+    atlas image by image (:func:`_premultiplied_one`) and no ``sprites8``."""
     if not images:
-        return torch.zeros(1, 4, 1, 1), torch.ones(1, 2, dtype=torch.long)
-    h = max(int(i.shape[1]) for i in images)
-    w = max(int(i.shape[2]) for i in images)
-    out = torch.zeros(len(images), 4, h, w)
-    hw = torch.zeros(len(images), 2, dtype=torch.long)
-    for k, img in enumerate(images):
-        t = img.detach().to("cpu") if isinstance(img, torch.Tensor) else torch.tensor(np.asarray(img))
-        t = t.float() / 255.0 if not t.is_floating_point() else t.float()
-        if t.shape[0] == 3:
-            t = torch.cat([t, torch.ones_like(t[:1])])
-        t = t.clamp(0, 1)
-        t = torch.cat([t[:3] * t[3:], t[3:]])  # premultiplied: no dark fringes when filtered
-        out[k, :, : t.shape[1], : t.shape[2]] = t
-        hw[k] = torch.tensor(t.shape[1:])
-    return out, hw
+        return torch.zeros(1, 4, 1, 1), torch.ones(1, 2, dtype=torch.long), None
+    ts = [i.detach().to("cpu") if isinstance(i, torch.Tensor) else torch.as_tensor(np.asarray(i)) for i in images]
+    h, w = max(int(t.shape[1]) for t in ts), max(int(t.shape[2]) for t in ts)
+    hw = torch.tensor([t.shape[1:] for t in ts], dtype=torch.long).reshape(len(ts), 2)
+    if all(t.dtype == torch.uint8 for t in ts):
+        out8 = torch.zeros(len(ts), 4, h, w, dtype=torch.uint8)
+        for k, t in enumerate(ts):
+            out8[k, :t.shape[0], :t.shape[1], :t.shape[2]] = t
+            if t.shape[0] == 3:
+                out8[k, 3, :t.shape[1], :t.shape[2]] = 255
+        if bool((hw == hw[:1]).all()):
+            return premultiplied(out8), hw, out8
+        out = torch.zeros(len(ts), 4, h, w)          # sizes differ: only each sprite's own pixels
+        for k, (sh, sw) in enumerate(hw.tolist()):
+            out[k:k + 1, :, :sh, :sw] = premultiplied(out8[k:k + 1, :, :sh, :sw])
+        return out, hw, out8
+    out = torch.zeros(len(ts), 4, h, w)
+    for k, t in enumerate(ts):
+        out[k, :, :t.shape[1], :t.shape[2]] = _premultiplied_one(t)
+    return out, hw, None
+
+
+def _premultiplied_one(t: torch.Tensor) -> torch.Tensor:
+    """One sprite ``[3|4,h,w]`` (integers 0..255 or floats 0..1) as ``[4,h,w]`` float
+    premultiplied RGBA (no dark fringes when filtered)."""
+    t = t.float() / 255.0 if not t.is_floating_point() else t.float()
+    if t.shape[0] == 3:
+        t = torch.cat([t, torch.ones_like(t[:1])])
+    t = t.clamp(0, 1)
+    return torch.cat([t[:3] * t[3:], t[3:]])
+
+
+def premultiplied(rgba8: torch.Tensor) -> torch.Tensor:
+    """``[S,4,h,w]`` float32 premultiplied RGBA from ``rgba8 [S,4,h,w]`` uint8 straight RGBA,
+    on its device: each value ``k / 255`` as the CPU divides it (elsewhere read from a table of
+    those 256 quotients, since a GPU may divide by a constant through its reciprocal), the
+    colour then times the alpha, so every device gets the CPU's bits."""
+    if rgba8.dtype != torch.uint8 or rgba8.dim() != 4 or rgba8.shape[1] != 4:
+        raise ValueError(f"rgba8 must be [S,4,h,w] uint8, got {tuple(rgba8.shape)} {rgba8.dtype}")
+    if rgba8.device.type == "cpu":
+        t = rgba8.float() / 255.0
+    else:
+        t = _by_table(rgba8)
+    out = torch.empty_like(t)
+    torch.mul(t[:, :3], t[:, 3:], out=out[:, :3])
+    out[:, 3] = t[:, 3]
+    return out
+
+
+def sprites_on(batch: SceneBatch, device) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(sprites, sprite_hw)`` of ``batch`` on ``device``. Bound for another device, an 8-bit
+    source crosses instead of the floats where the batch has one (a quarter of the bytes)
+    and is premultiplied there (:func:`premultiplied`: the same bits)."""
+    from kernels.transfer import to_device
+
+    device = torch.device(device)
+    if batch.sprites8 is None or device.type == "cpu" or batch.sprites.device.type == device.type:
+        return tuple(to_device([batch.sprites, batch.sprite_hw], device))
+    sprites8, hw = to_device([batch.sprites8, batch.sprite_hw], device)
+    return premultiplied(sprites8), hw
+
+
+def _by_table(rgba8: torch.Tensor) -> torch.Tensor:
+    """``rgba8`` as floats ``k / 255`` read from the CPU's 256 quotients (any device)."""
+    table = (torch.arange(256, dtype=torch.float32) / 255.0).to(rgba8.device)
+    return table.index_select(0, rgba8.reshape(-1).int()).reshape(rgba8.shape)

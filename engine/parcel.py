@@ -26,7 +26,7 @@ import torch
 from kernels import ragged
 from kernels.primitives import SPRITE, Primitives
 
-from .batch import PADDED_BYTES, SceneBatch
+from .batch import PADDED_BYTES, SceneBatch, premultiplied
 from .canvas import memory_budget
 
 _ALIGN = 64                              # every column starts on a 64-byte boundary
@@ -43,15 +43,19 @@ class Column(NamedTuple):
 class Group(NamedTuple):
     """One packed scene batch: drawn at ``hw``, its scenes going to ``where``; ``V`` the
     vertex padding to restore; ``columns`` in the order of :class:`Primitives`, then
-    background (``verts`` stored unpadded as ``[P, 2]``); ``sprites``, ``sprite_hw``: its
-    sprite atlas, kept as the tensors it was (an atlas can hold a gigabyte of KiVA sprites,
-    shared by several batches: copying it into the buffer would copy it twice on its way)."""
+    background (``verts`` stored unpadded as ``[P, 2]``); its sprite atlas kept as the
+    tensors it was (hundreds of megabytes for a batch of KiVA trials or photographs, often
+    shared by several groups: copying it into the buffer would copy it twice on its way):
+    ``sprites8`` the 8-bit source (:attr:`SceneBatch.sprites8`, a quarter of the float
+    atlas's bytes) and ``sprites`` ``None``, or where there is none ``sprites`` the floats;
+    ``sprite_hw`` each sprite's size."""
     hw: tuple
     where: tuple
     V: int
     columns: tuple
-    sprites: torch.Tensor
+    sprites: torch.Tensor | None
     sprite_hw: torch.Tensor
+    sprites8: torch.Tensor | None = None
 
 
 class Parcel(NamedTuple):
@@ -63,12 +67,12 @@ class Parcel(NamedTuple):
         """The same parcel in pinned host memory (one copy of the buffer, one of each atlas)."""
         pinned: dict = {}
 
-        def pin(t: torch.Tensor) -> torch.Tensor:             # an atlas shared by groups: pinned once
-            if id(t) not in pinned:
+        def pin(t: torch.Tensor | None) -> torch.Tensor | None:     # an atlas shared by groups: pinned once
+            if t is not None and id(t) not in pinned:
                 pinned[id(t)] = t.pin_memory()
-            return pinned[id(t)]
-        return Parcel(self.buffer.pin_memory(),
-                      tuple(g._replace(sprites=pin(g.sprites), sprite_hw=pin(g.sprite_hw)) for g in self.groups))
+            return None if t is None else pinned[id(t)]
+        return Parcel(self.buffer.pin_memory(), tuple(
+            g._replace(sprites=pin(g.sprites), sprite_hw=pin(g.sprite_hw), sprites8=pin(g.sprites8)) for g in self.groups))
 
 
 @dataclass
@@ -131,7 +135,9 @@ def pack(groups: list) -> Parcel:
         for name, dtype, shape in m.columns():
             columns.append(Column(name, offset, dtype, shape))
             offset += -(-_nbytes(dtype, shape) // _ALIGN) * _ALIGN
-        plan.append(Group(m.hw, tuple(m.where), m.V, tuple(columns), m.atlas.sprites, m.atlas.sprite_hw))
+        eight = m.atlas.sprites8
+        plan.append(Group(m.hw, tuple(m.where), m.V, tuple(columns), m.atlas.sprites if eight is None else None,
+                          m.atlas.sprite_hw, eight))
     buffer = torch.empty(offset, dtype=torch.uint8)
     for m, group in zip(merged, plan):
         _fill(buffer, m.batches, group.columns)
@@ -187,16 +193,22 @@ def padded_by_gather(verts: torch.Tensor, nverts: torch.Tensor, V: int) -> torch
 def unpack(parcel: Parcel, device="cpu") -> list:
     """The groups of ``parcel`` on ``device`` (``[((h, w), SceneBatch, where)]``): the buffer
     copied there in one transfer (without blocking when it is pinned), every column a view of
-    it but the vertices, padded again there."""
+    it but the vertices, padded again there; each sprite atlas copied there once, an 8-bit
+    one premultiplied there."""
     device = torch.device(device)
     buf = parcel.buffer
     if buf.device != device:
         buf = buf.to(device, non_blocking=buf.is_pinned())
-    groups = []
+    groups, atlases = [], {}
     for group in parcel.groups:
         t = {c.name: _view(buf, c) for c in group.columns}
         t["verts"] = padded(t["verts"], t["nverts"], group.V)
         prims = Primitives(*(t[name] for name in Primitives._fields))
-        atlas = [a.to(device, non_blocking=a.is_pinned()) for a in (group.sprites, group.sprite_hw)]
-        groups.append((group.hw, SceneBatch(prims, t["background"], *atlas), list(group.where)))
+        atlas = group.sprites if group.sprites8 is None else group.sprites8
+        if id(atlas) not in atlases:                            # groups sharing an atlas: moved (and made float) once
+            moved = atlas.to(device, non_blocking=atlas.is_pinned())
+            atlases[id(atlas)] = (moved, None) if group.sprites8 is None else (premultiplied(moved), moved)
+        sprites, sprites8 = atlases[id(atlas)]
+        sprite_hw = group.sprite_hw.to(device, non_blocking=group.sprite_hw.is_pinned())
+        groups.append((group.hw, SceneBatch(prims, t["background"], sprites, sprite_hw, sprites8), list(group.where)))
     return groups

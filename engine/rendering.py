@@ -10,9 +10,8 @@ import torch
 from kernels import raster_numba, raster_torch
 from kernels.glyphs import load_atlas
 from kernels.raster import prepare
-from kernels.transfer import to_device
 
-from .batch import SceneBatch
+from .batch import SceneBatch, sprites_on
 from .canvas import BUDGET_ENV, canvas_size, gib, image_bytes, memory_budget
 from .errors import UserError
 from .scene import Scene, parse_color
@@ -140,7 +139,7 @@ def _render_batch(batch: SceneBatch, H: int, W: int, device: torch.device, backg
     prep = prepare(prims, H, W)
     if bg_image is None:
         bg_image = bg_color[:, :, None, None].expand(len(batch), 3, H, W)
-    sprites, sprite_hw = to_device([batch.sprites, batch.sprite_hw], work)
+    sprites, sprite_hw = sprites_on(batch, work)
     out = raster_torch.rasterize(prep, H, W, bg_image, _atlas_on(str(work)), sprites, sprite_hw)
     if dtype == torch.uint8:
         return (out.clamp(0, 1) * 255.0).round_().to(torch.uint8)

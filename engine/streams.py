@@ -276,11 +276,12 @@ class SampleStream(IterableDataset):
         # a panel keeps its own extent (a Bongard collage, Percept-V's tall rows and wide
         # strips), as evaluations show it; "fit" then scales the whole image onto the canvas
         first = self.panels == "first"
+        atlases: dict = {}                                         # panel groups drawing the same sprites share them
         for hw, flat in panel_groups([rows[k] for k in single], self.size, first).items():
             step = images_per_batch(hw, "numba")                   # collated columns within the memory budget
             for a in range(0, len(flat), step):
                 part = flat[a:a + step]
-                groups.append((hw, SceneBatch.from_scenes([sc for _, sc in part]),
+                groups.append((hw, SceneBatch.from_scenes([sc for _, sc in part], atlases),
                                [(single[i], p) for (i, p), _ in part]))
         panels = [1 if first or isinstance(s, _Row) else len(s.panels) for s in rows]
         return rows, Frames(groups, panels, self.shape, self.size)

@@ -108,3 +108,26 @@ def test_deferred_frames_from_workers_render_on_cuda_as_on_the_cpu():
         gpu, cpu = frames.render("cuda"), frames.render("cpu")
         assert gpu.device.type == "cuda" and gpu.shape == cpu.shape == (16, 3, 96, 96)
         assert int((gpu.cpu().int() - cpu.int()).abs().max()) <= 2
+
+
+def test_8bit_atlases_are_premultiplied_on_cuda_to_the_cpus_bits():
+    from engine.batch import premultiplied
+    grid = torch.stack(torch.meshgrid(torch.arange(256), torch.arange(256), indexing="ij")).to(torch.uint8)
+    rgba8 = torch.stack([grid[0], grid[1], 255 - grid[0], grid[1]])[None]
+    assert torch.equal(premultiplied(rgba8.cuda()).cpu(), premultiplied(rgba8))
+
+
+@pytest.mark.parametrize("pattern", ["kiva/*", "jigsaw/*"])
+def test_deferred_sprite_frames_from_workers_render_on_cuda_as_on_the_cpu(pattern):
+    from torch.utils.data import DataLoader
+
+    from engine.parcel import unpack
+    from engine.streams import stream
+    ds = stream(pattern, seed=1, batch_size=8, size=96, count=16, defer=True)
+    for b in DataLoader(ds, batch_size=None, num_workers=2, pin_memory=True):
+        frames = b["frames"]
+        on_gpu = unpack(frames._packed(), "cuda")
+        for (_, g, _), (_, c, _) in zip(on_gpu, frames.groups):
+            assert g.sprites.device.type == "cuda" and torch.equal(g.sprites.cpu(), c.sprites)
+        gpu, cpu = frames.render("cuda"), frames.render("cpu")
+        assert int((gpu.cpu().int() - cpu.int()).abs().max()) <= 2

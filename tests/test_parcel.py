@@ -6,8 +6,10 @@ import pickle
 import pytest
 import torch
 
+from engine.batch import SceneBatch, _by_table, premultiplied
 from engine.parcel import pack, padded, padded_by_gather, unpack
 from engine.rendering import render
+from engine.scene import Scene
 from engine.streams import stream
 from kernels import ragged
 from kernels.primitives import SPRITE, Primitives
@@ -61,7 +63,8 @@ def test_groups_of_one_size_are_merged_and_draw_the_same_on_both_renderers():
             assert torch.equal(image, alone[place, backend]), (place, backend)
 
 
-@pytest.mark.parametrize("pattern", ["elvis/*", "shapes/*", "perceptv/*", "bongard/classic/number/*"])
+@pytest.mark.parametrize("pattern", ["elvis/*", "shapes/*", "perceptv/*", "bongard/classic/number/*", "kiva/*",
+                                     "jigsaw/*"])
 def test_pickled_frames_render_the_images_of_the_frames(pattern):
     frames = deferred(pattern)
     back = pickle.loads(pickle.dumps(frames))
@@ -109,3 +112,55 @@ def test_wrong_vertex_counts_are_refused_before_the_loops_touch_memory():
             ragged.padded(torch.zeros(1, 2), torch.tensor(bad), 3)
     assert ragged.unpadded(torch.zeros(2, 0, 2), torch.zeros(2, dtype=torch.long)).shape == (0, 2)
 
+
+
+def reference_atlas(images) -> torch.Tensor:
+    """The float atlas built image by image, as collation always built it: ``k / 255``, an
+    alpha of 1 for RGB, colours times alpha, zero outside each image."""
+    h, w = max(i.shape[1] for i in images), max(i.shape[2] for i in images)
+    out = torch.zeros(len(images), 4, h, w)
+    for k, img in enumerate(images):
+        t = torch.as_tensor(img)
+        t = t.float() / 255.0 if not t.is_floating_point() else t.float()
+        if t.shape[0] == 3:
+            t = torch.cat([t, torch.ones_like(t[:1])])
+        t = t.clamp(0, 1)
+        out[k, :, :t.shape[1], :t.shape[2]] = torch.cat([t[:3] * t[3:], t[3:]])
+    return out
+
+
+def test_8bit_atlases_give_the_floats_of_the_image_by_image_rule_for_every_value_and_alpha():
+    grid = torch.stack(torch.meshgrid(torch.arange(256), torch.arange(256), indexing="ij")).to(torch.uint8)
+    rgba8 = torch.stack([grid[0], grid[1], 255 - grid[0], grid[1]])[None]        # every colour value at every alpha
+    assert torch.equal(premultiplied(rgba8), reference_atlas([rgba8[0]]))
+    assert torch.equal(_by_table(rgba8), rgba8.float() / 255.0)                  # what a GPU reads: the CPU's bits
+    with pytest.raises(ValueError, match=r"\[S,4,h,w\] uint8"):
+        premultiplied(rgba8.float())
+
+
+def test_collation_keeps_the_8bit_sprites_and_their_floats_match_the_reference():
+    g = torch.Generator().manual_seed(0)
+    images = [torch.randint(0, 256, (4, 9, 5), generator=g, dtype=torch.uint8),
+              torch.randint(0, 256, (3, 4, 12), generator=g, dtype=torch.uint8).numpy()]
+    scenes = [Scene().sprite(images[0], (0.5, 0.5), (0.4, 0.4)),
+              Scene().sprite(images[1], (0.3, 0.3), (0.2, 0.2)).sprite(images[0], (0.7, 0.7), (0.2, 0.2))]
+    batch = SceneBatch.from_scenes(scenes)
+    assert batch.sprites8.dtype == torch.uint8 and batch.sprites8.shape == (2, 4, 9, 12)
+    assert torch.equal(batch.sprites, reference_atlas(images))
+    assert torch.equal(premultiplied(batch.sprites8), batch.sprites)
+    assert batch.sprite_hw.tolist() == [[9, 5], [4, 12]]
+    floats = images + [torch.rand(4, 6, 6, generator=g)]                          # one float image: no 8-bit atlas
+    mixed = SceneBatch.from_scenes(scenes + [Scene().sprite(floats[2], (0.5, 0.5), (0.3, 0.3))])
+    assert mixed.sprites8 is None and torch.equal(mixed.sprites, reference_atlas(floats))
+
+
+def test_a_batchs_panel_groups_share_one_atlas_and_it_travels_once_in_8_bits():
+    frames = deferred("kiva/*", n=8, size=96)                  # a trial's large and small panels: the same objects
+    atlases = {id(b.sprites) for _, b, _ in frames.groups}
+    assert len(frames.groups) == 2 and len(atlases) == 1
+    batch = frames.groups[0][1]
+    sent = len(pickle.dumps(frames))
+    assert batch.sprites8.numel() <= sent < batch.sprites8.numel() + batch.sprites.numel() * 4 / 8
+    back = pickle.loads(pickle.dumps(frames)).groups
+    assert len({id(b.sprites) for _, b, _ in back}) == 1
+    assert torch.equal(back[0][1].sprites, batch.sprites)
