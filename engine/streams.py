@@ -316,6 +316,13 @@ class SampleStream(IterableDataset):
         batches = itertools.islice(self.rank_batches(rank, world), wid, None, nw)
         if self.ahead and info is None and not self.defer and torch.device(self.device).type == "cpu":
             yield from self._rendered_ahead(batches)     # a DataLoader's workers already keep every core busy
+        elif self.defer and info is not None:
+            for j in batches:
+                b = self.batch(j)
+                # packed in this thread: left to pickling, packing (compiled code, compiled on
+                # first use) would run in the queue's feeder thread beside this one's drawing
+                b["frames"]._packed()
+                yield b
         else:
             yield from (self.batch(j) for j in batches)
 

@@ -239,6 +239,20 @@ def test_deferred_batches_render_to_the_images_of_the_stream_even_after_crossing
     deferred_matches_stream(pattern, seed=6, batch_size=5, size=48, count=12, shape=shape, panels=panels)
 
 
+def test_a_workers_deferred_batches_are_packed_before_the_queue_pickles_them(monkeypatch):
+    # pickled in the queue's feeder thread, packing ran compiled code beside the worker's
+    # drawing; a forked worker once hung there, inside the compiler
+    import types
+
+    import engine.streams as streams
+    here = list(stream("perceptv/*", seed=2, batch_size=4, size=48, count=8, defer=True))   # not in a worker
+    assert all(b["frames"]._parcel is None for b in here)
+    monkeypatch.setattr(streams, "get_worker_info", lambda: types.SimpleNamespace(id=0, num_workers=1))
+    batches = list(stream("perceptv/*", seed=2, batch_size=4, size=48, count=8, defer=True))
+    assert len(batches) == 2 and all(b["frames"]._parcel is not None for b in batches)
+    assert all(torch.equal(a["frames"].render("cpu"), b["frames"].render("cpu")) for a, b in zip(batches, here))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("pattern", ["shapes/*", "elvis/*", "perceptv/*", "perceptv_fixed/*", "kiva/*", "kiva_adults/*",
                                      "kiva_compositional/*", "bongard/*", "jigsaw/*"])
