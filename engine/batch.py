@@ -151,7 +151,7 @@ def _pack_sprites(images: list) -> tuple[torch.Tensor, torch.Tensor, torch.Tenso
     atlas image by image (:func:`_premultiplied_one`) and no ``sprites8``."""
     if not images:
         return torch.zeros(1, 4, 1, 1), torch.ones(1, 2, dtype=torch.long), None
-    ts = [i.detach().to("cpu") if isinstance(i, torch.Tensor) else torch.as_tensor(np.asarray(i)) for i in images]
+    ts = [i.detach().to("cpu") if isinstance(i, torch.Tensor) else torch.tensor(np.asarray(i)) for i in images]
     h, w = max(int(t.shape[1]) for t in ts), max(int(t.shape[2]) for t in ts)
     hw = torch.tensor([t.shape[1:] for t in ts], dtype=torch.long).reshape(len(ts), 2)
     if all(t.dtype == torch.uint8 for t in ts):
