@@ -1,6 +1,7 @@
 """Collation of scenes into the padded batch the rasterizer consumes."""
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import dataclass
 from typing import Sequence
@@ -189,14 +190,9 @@ def premultiplied(rgba8: torch.Tensor) -> torch.Tensor:
     colour then times the alpha, so every device gets the CPU's bits."""
     if rgba8.dtype != torch.uint8 or rgba8.dim() != 4 or rgba8.shape[1] != 4:
         raise ValueError(f"rgba8 must be [S,4,h,w] uint8, got {tuple(rgba8.shape)} {rgba8.dtype}")
-    if rgba8.device.type == "cpu":
-        t = rgba8.float() / 255.0
-    else:
-        t = _by_table(rgba8)
-    out = torch.empty_like(t)
-    torch.mul(t[:, :3], t[:, 3:], out=out[:, :3])
-    out[:, 3] = t[:, 3]
-    return out
+    t = rgba8.float().div_(255.0) if rgba8.device.type == "cpu" else _by_table(rgba8)
+    t[:, :3].mul_(t[:, 3:])                  # in place: one float atlas alive, not three
+    return t
 
 
 def sprites_on(batch: SceneBatch, device) -> tuple[torch.Tensor, torch.Tensor]:
@@ -214,5 +210,10 @@ def sprites_on(batch: SceneBatch, device) -> tuple[torch.Tensor, torch.Tensor]:
 
 def _by_table(rgba8: torch.Tensor) -> torch.Tensor:
     """``rgba8`` as floats ``k / 255`` read from the CPU's 256 quotients (any device)."""
-    table = (torch.arange(256, dtype=torch.float32) / 255.0).to(rgba8.device)
-    return table.index_select(0, rgba8.reshape(-1).int()).reshape(rgba8.shape)
+    return _quotients(rgba8.device).index_select(0, rgba8.reshape(-1).int()).reshape(rgba8.shape)
+
+
+@functools.lru_cache(maxsize=8)
+def _quotients(device: torch.device) -> torch.Tensor:
+    # once per device: copying it there from pageable memory waits for the device each time
+    return (torch.arange(256, dtype=torch.float32) / 255.0).to(device)

@@ -207,7 +207,9 @@ def unpack(parcel: Parcel, device="cpu") -> list:
         atlas = group.sprites if group.sprites8 is None else group.sprites8
         if id(atlas) not in atlases:                            # groups sharing an atlas: moved (and made float) once
             moved = atlas.to(device, non_blocking=atlas.is_pinned())
-            atlases[id(atlas)] = (moved, None) if group.sprites8 is None else (premultiplied(moved), moved)
+            # (off the CPU the floats alone are kept: the renderer reads them there)
+            atlases[id(atlas)] = (moved, None) if group.sprites8 is None else \
+                (premultiplied(moved), moved if device.type == "cpu" else None)
         sprites, sprites8 = atlases[id(atlas)]
         sprite_hw = group.sprite_hw.to(device, non_blocking=group.sprite_hw.is_pinned())
         groups.append((group.hw, SceneBatch(prims, t["background"], sprites, sprite_hw, sprites8), list(group.where)))

@@ -115,6 +115,12 @@ def test_8bit_atlases_are_premultiplied_on_cuda_to_the_cpus_bits():
     grid = torch.stack(torch.meshgrid(torch.arange(256), torch.arange(256), indexing="ij")).to(torch.uint8)
     rgba8 = torch.stack([grid[0], grid[1], 255 - grid[0], grid[1]])[None]
     assert torch.equal(premultiplied(rgba8.cuda()).cpu(), premultiplied(rgba8))
+    from engine.batch import sprites_on
+    from engine.scene import Scene
+    batch = SceneBatch.from_scenes([Scene().sprite(rgba8[0, :, :64, :96].contiguous(), (0.5, 0.5), (0.5, 0.5))])
+    sprites, hw = sprites_on(batch, "cuda")                 # the 8-bit source crosses, the floats come out
+    assert sprites.device.type == "cuda" and torch.equal(sprites.cpu(), batch.sprites)
+    assert torch.equal(hw.cpu(), batch.sprite_hw)
 
 
 @pytest.mark.parametrize("pattern", ["kiva/*", "jigsaw/*"])

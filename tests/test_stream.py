@@ -244,11 +244,18 @@ def test_a_workers_deferred_batches_are_packed_before_the_queue_pickles_them(mon
     # drawing; a forked worker once hung there, inside the compiler
     import types
 
+    import numba
+
     import engine.streams as streams
     here = list(stream("perceptv/*", seed=2, batch_size=4, size=48, count=8, defer=True))   # not in a worker
     assert all(b["frames"]._parcel is None for b in here)
     monkeypatch.setattr(streams, "get_worker_info", lambda: types.SimpleNamespace(id=0, num_workers=1))
-    batches = list(stream("perceptv/*", seed=2, batch_size=4, size=48, count=8, defer=True))
+    threads = torch.get_num_threads(), numba.get_num_threads()
+    try:                                                   # as a worker, the stream sets one thread
+        batches = list(stream("perceptv/*", seed=2, batch_size=4, size=48, count=8, defer=True))
+    finally:
+        torch.set_num_threads(threads[0])
+        numba.set_num_threads(threads[1])
     assert len(batches) == 2 and all(b["frames"]._parcel is not None for b in batches)
     assert all(torch.equal(a["frames"].render("cpu"), b["frames"].render("cpu")) for a, b in zip(batches, here))
 
