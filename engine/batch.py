@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from kernels.primitives import Primitives
+from kernels.transfer import to_device
 
 from .canvas import BUDGET_ENV, gib, memory_budget
 from .errors import UserError
@@ -101,13 +102,7 @@ class SceneBatch:
                   column("order", np.float32), verts, nverts, index, bounds)
         prims_t = Primitives(*(torch.from_numpy(a) for a in arrays))
         background = torch.tensor([parse_color(s.background) for s in scenes], dtype=torch.float32).reshape(B, 3)
-        key = tuple(map(id, sprites_flat))
-        if atlases is None or key not in atlases:
-            atlas = _pack_sprites(sprites_flat)
-            if atlases is None:
-                return cls(prims_t, background, *atlas)
-            atlases[key] = (sprites_flat, atlas)        # the images keep their ids valid while the dict lives
-        return cls(prims_t, background, *atlases[key][1])
+        return cls(prims_t, background, *_atlas(sprites_flat, atlases))
 
 
 PADDED_BYTES = 96             # per primitive slot besides its vertices: the other columns and prepared data
@@ -143,6 +138,17 @@ def _sprite_indices(scenes, index: np.ndarray, batch_sprites: list) -> np.ndarra
                 if p.kind == "sprite":
                     index[b, n] = local[p.index]
     return index
+
+
+def _atlas(images: list, shared: dict | None) -> tuple:
+    """:func:`_pack_sprites` of ``images``, built once per ``shared`` dict for the same image
+    objects (the dict holds the images, so their ids stay theirs while it lives)."""
+    if shared is None:
+        return _pack_sprites(images)
+    key = tuple(map(id, images))
+    if key not in shared:
+        shared[key] = (images, _pack_sprites(images))
+    return shared[key][1]
 
 
 def _pack_sprites(images: list) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
@@ -199,8 +205,6 @@ def sprites_on(batch: SceneBatch, device) -> tuple[torch.Tensor, torch.Tensor]:
     """``(sprites, sprite_hw)`` of ``batch`` on ``device``. Bound for another device, an 8-bit
     source crosses instead of the floats where the batch has one (a quarter of the bytes)
     and is premultiplied there (:func:`premultiplied`: the same bits)."""
-    from kernels.transfer import to_device
-
     device = torch.device(device)
     if batch.sprites8 is None or device.type == "cpu" or batch.sprites.device.type == device.type:
         return tuple(to_device([batch.sprites, batch.sprite_hw], device))
