@@ -18,7 +18,7 @@ import torch
 from engine.errors import UserError
 from kernels.images import ImageTooLarge, open_image, rgb8, square, structure, to_tensor
 
-from . import photos
+from . import photo_cache, photos
 
 SIZE = 384
 GENERATED = 1100                 # images in the built-in set
@@ -85,7 +85,8 @@ class ImageSource:
 class GeneratedSource(ImageSource):
     """Photographs drawn by the engine (:mod:`.photos`): :data:`photos.SHOTS` shots of each
     place, in order, like bursts in a photo collection. Image ``i`` is shot ``i % SHOTS``
-    of place ``i // SHOTS``, the same everywhere; ``n`` images in all."""
+    of place ``i // SHOTS``, the same everywhere; ``n`` images in all. Each is drawn once
+    per machine and then read from the disk cache (:mod:`.photo_cache`)."""
 
     def __init__(self, n: int = GENERATED, size: int = SIZE):
         self.n, self.size = n, size
@@ -103,7 +104,7 @@ class GeneratedSource(ImageSource):
         if i in self._kept:
             self._kept.move_to_end(i)
             return self._kept[i]
-        img = self._kept[i] = photos.photo(i // photos.SHOTS, i % photos.SHOTS, self.size)
+        img = self._kept[i] = photo_cache.photo(i // photos.SHOTS, i % photos.SHOTS, self.size)
         if len(self._kept) > self._room:
             self._kept.popitem(last=False)
         return img
