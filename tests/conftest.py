@@ -1,4 +1,6 @@
 import os
+import shutil
+import tempfile
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")    # as engine sets it: torch is imported below
 
@@ -91,3 +93,13 @@ def make_scene():
 
 def pytest_configure(config):
     os.environ.setdefault("PROCVIS_CACHE", os.path.join(os.path.expanduser("~"), ".cache", "procvis"))
+    # the built-in Jigsaw photos are drawn afresh by every test session (kept for the
+    # session only), so that what the tests check is the drawing, not an earlier run's files
+    if "PROCVIS_PHOTO_CACHE" not in os.environ:
+        config._photo_cache = tempfile.mkdtemp(prefix="procvis-test-photos-")
+        os.environ["PROCVIS_PHOTO_CACHE"] = config._photo_cache
+
+
+def pytest_unconfigure(config):
+    if getattr(config, "_photo_cache", None):
+        shutil.rmtree(config._photo_cache, ignore_errors=True)

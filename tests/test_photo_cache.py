@@ -1,6 +1,8 @@
 """The built-in Jigsaw photos kept on disk: what is read back is what drawing gives, bit for
-bit; the folder is named for the code that draws; damaged files are drawn again; an
-unwritable cache still gives the right photos; folders of other code are cleared."""
+bit; the folder is named for everything that draws; damaged files are drawn again; an
+unwritable, turned-off or outdated cache still gives the right photos; folders of other
+code are cleared once unused."""
+import ast
 import os
 import time
 
@@ -14,7 +16,10 @@ from scenes.jigsaw.sources import GeneratedSource
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
+    """A fresh photo cache at the default place under a temporary ``$PROCVIS_CACHE``."""
     monkeypatch.setenv("PROCVIS_CACHE", str(tmp_path))
+    monkeypatch.delenv(photo_cache.ENV, raising=False)
+    monkeypatch.setattr(photo_cache, "_marked", {})
     return tmp_path / "jigsaw" / photo_cache.code_digest()
 
 
@@ -24,67 +29,114 @@ def _no_drawing(monkeypatch):
     monkeypatch.setattr(photos, "photo", refuse)
 
 
+def _files(where):
+    return sorted(p.relative_to(where).as_posix() for p in where.rglob("*") if p.is_file()) if where.exists() else []
+
+
 def test_a_kept_photo_reads_back_as_drawn_without_drawing(cache, monkeypatch):
     drawn = photos.photo(4, 2, 96)
-    first = photo_cache.photo(4, 2, 96)
-    assert torch.equal(first, drawn)
-    assert (cache / "96" / "4-2.npy").is_file()
+    assert torch.equal(photo_cache.photo(4, 2, 96), drawn)
+    assert _files(cache) == ["96/4-2.rgb"]
     _no_drawing(monkeypatch)
     again = photo_cache.photo(4, 2, 96)
     assert torch.equal(again, drawn) and again.dtype == torch.uint8 and again.shape == (3, 96, 96)
+    again[0, 0, 0] = 1 - again[0, 0, 0]                   # the caller owns what it gets
+    assert torch.equal(photo_cache.photo(4, 2, 96), drawn)
 
 
 def test_the_built_in_source_reads_through_the_cache(cache, monkeypatch):
     drawn = [photos.photo(i // photos.SHOTS, i % photos.SHOTS, 72) for i in range(7)]
     assert all(torch.equal(GeneratedSource(7, 72)[i], d) for i, d in enumerate(drawn))
     _no_drawing(monkeypatch)
-    fresh = GeneratedSource(7, 72)                       # a new process's source: nothing in memory
+    fresh = GeneratedSource(7, 72)                        # a new process's source: nothing in memory
     assert all(torch.equal(fresh[i], d) for i, d in enumerate(drawn))
 
 
-@pytest.mark.parametrize("damage", ["truncated", "wrong shape", "not an array"])
+@pytest.mark.parametrize("damage", ["truncated", "one byte changed", "empty", "longer", "another format"])
 def test_a_damaged_file_is_drawn_again_and_replaced(cache, damage):
-    path = cache / "96" / "1-0.npy"
+    path = cache / "96" / "1-0.rgb"
     drawn = photo_cache.photo(1, 0, 96)
-    if damage == "truncated":
-        path.write_bytes(path.read_bytes()[:1000])
-    elif damage == "wrong shape":
-        np.save(path, np.zeros((3, 48, 48), np.uint8))
-    else:
-        path.write_bytes(b"not a photo")
+    good = path.read_bytes()
+    bad = {"truncated": good[:1000], "one byte changed": good[:500] + bytes([good[500] ^ 4]) + good[501:],
+           "empty": b"", "longer": good + b"\0", "another format": b"\x93NUMPY" + good[6:]}[damage]
+    path.write_bytes(bad)
     assert torch.equal(photo_cache.photo(1, 0, 96), drawn)
-    assert np.array_equal(np.load(path), drawn.numpy())
+    assert path.read_bytes() == good and _files(cache) == ["96/1-0.rgb"]     # no temporary file left
 
 
 def test_an_unwritable_cache_still_gives_the_photo(tmp_path, monkeypatch):
     blocker = tmp_path / "file"
     blocker.write_text("a file where the cache folder should be")
-    monkeypatch.setenv("PROCVIS_CACHE", str(blocker))
+    monkeypatch.setenv(photo_cache.ENV, str(blocker))
     assert torch.equal(photo_cache.photo(2, 1, 96), photos.photo(2, 1, 96))
 
 
-def test_the_folder_is_named_for_the_code_that_draws(tmp_path, monkeypatch):
+def test_off_large_photos_and_changed_code_draw_without_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv(photo_cache.ENV, str(tmp_path))
+    monkeypatch.setattr(photo_cache, "MAX_SIZE", 48)
+    assert torch.equal(photo_cache.photo(2, 1, 96), photos.photo(2, 1, 96))
+    assert _files(tmp_path) == []                          # larger than MAX_SIZE: drawn, not kept
+    monkeypatch.setenv(photo_cache.ENV, "off")
+    assert photo_cache.folder() is None and torch.equal(photo_cache.photo(2, 1, 48), photos.photo(2, 1, 48))
+    # a source file changed after the drawing code was imported: this process keeps no photos
+    monkeypatch.setenv(photo_cache.ENV, str(tmp_path))
+    stamps = list(photo_cache._LOADED)
+    stamps[3] = (stamps[3][0], stamps[3][1] - 1, stamps[3][2])
+    monkeypatch.setattr(photo_cache, "_LOADED", tuple(stamps))
+    monkeypatch.setattr(photo_cache, "_digest", [])
+    assert photo_cache.code_digest() is None
+    assert torch.equal(photo_cache.photo(2, 1, 48), photos.photo(2, 1, 48)) and _files(tmp_path) == []
+
+
+def test_the_drawing_code_is_all_in_what_the_digest_reads():
+    # photos.py may import only engine, kernels and libraries: every module of those two
+    # packages is read by the digest, so no change to the code that draws goes unnoticed
+    tree = ast.parse(open(photos.__file__).read())
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {(n.module or "").split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and not n.level}
+    assert imported <= {"__future__", "dataclasses", "numpy", "engine", "kernels", "math", "functools", "typing"}, imported
+    assert not [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level], "photos.py imports scenes code"
+    root = os.path.dirname(os.path.dirname(os.path.dirname(photos.__file__)))
+    read = {str(f) for f in photo_cache._FILES}
+    for pkg in ("engine", "kernels"):
+        for name in os.listdir(os.path.join(root, pkg)):
+            if name.endswith(".py"):
+                assert os.path.join(root, pkg, name) in read, name
+
+
+def test_the_digest_changes_with_any_file_it_reads_and_with_the_libraries(tmp_path, monkeypatch):
     before = photo_cache.code_digest()
-    changed = tmp_path / "photos.py"
-    changed.write_bytes(open(photos.__file__, "rb").read() + b"\n# another way of drawing\n")
-    monkeypatch.setattr(photos, "__file__", str(changed))
-    photo_cache.code_digest.cache_clear()
-    try:
-        assert photo_cache.code_digest() != before
-    finally:
-        monkeypatch.undo()
-        photo_cache.code_digest.cache_clear()
+    copies = []
+    for f in photo_cache._FILES:
+        c = tmp_path / f"{len(copies)}-{f.name}"
+        c.write_bytes(f.read_bytes())
+        copies.append(c)
+
+    def digest_of(files, versions=None):
+        monkeypatch.setattr(photo_cache, "_FILES", files)
+        monkeypatch.setattr(photo_cache, "_LOADED", photo_cache._stamp(files))
+        monkeypatch.setattr(photo_cache, "_digest", [])
+        if versions:
+            monkeypatch.setattr(photo_cache.metadata, "version", lambda d: versions.get(d, "1.0"))
+        return photo_cache.code_digest()
+    same = digest_of(copies)
+    assert same is not None
+    raster = next(c for c in copies if c.name.endswith("-raster_numba.py"))
+    raster.write_bytes(raster.read_bytes() + b"\n")
+    assert digest_of(copies) not in (same, None)
+    assert digest_of(copies, {"numba": "0.1"}) != digest_of(copies, {"numba": "0.2"})
+    monkeypatch.undo()
     assert photo_cache.code_digest() == before
 
 
-def test_folders_of_other_code_are_cleared_once_nobody_fills_them(cache):
-    root = cache.parent
-    old, busy = root / "0123456789abcdef" / "96", root / "fedcba9876543210" / "96"
-    for d in (old, busy):
-        d.mkdir(parents=True)
-        (d / "0-0.npy").write_bytes(b"x")
+def test_folders_of_other_code_are_cleared_once_unused(cache):
+    old, used = cache.parent / "0123456789abcdef", cache.parent / "fedcba9876543210"
+    for d in (old, used):
+        (d / "96").mkdir(parents=True)
+        (d / "96" / "0-0.rgb").write_bytes(b"x")
     long_ago = time.time() - 2 * photo_cache.STALE_S
-    for p in (old, old.parent):
-        os.utime(p, (long_ago, long_ago))
-    photo_cache.photo(0, 0, 96)                          # the first write into this code's folder
-    assert not old.parent.exists() and busy.is_dir() and (cache / "96" / "0-0.npy").is_file()
+    os.utime(old, (long_ago, long_ago))
+    os.utime(cache.parent, (long_ago, long_ago))
+    photo_cache.photo(0, 0, 96)
+    assert not old.exists() and used.is_dir() and _files(cache) == ["96/0-0.rgb"]
+    assert time.time() - cache.stat().st_mtime < 60           # this code's folder marked as used

@@ -1,100 +1,167 @@
-"""The built-in photographs kept on disk once drawn (``$PROCVIS_CACHE/jigsaw``), so that a
-new process (a DataLoader or generate worker, the next run) reads a photo in under a
-millisecond instead of drawing it again (about 35 ms at 384 px; a hard missing-piece item
-looks at two dozen of them).
+"""The built-in photographs kept on disk once drawn, so that a new process (a DataLoader or
+generate worker, the next run) reads a photo in well under a millisecond instead of drawing
+it again (about 35-40 ms at 384 px; a hard missing-piece item looks at two dozen of them).
 
-A photo is stored as its raw pixels (``.npy``, 3 x S x S bytes: the default set of 1,100
-photos at 384 px takes about 490 MB): photos are noisy textures that PNG shrinks by half
-at a third of the drawing's cost, which a first run would pay for every photo.
+Where: ``$PROCVIS_PHOTO_CACHE`` when set (``off`` turns the cache off), else
+``$PROCVIS_CACHE/jigsaw`` (default ``~/.cache/procvis/jigsaw``). Photos of at most
+:data:`MAX_SIZE` pixels are kept, as raw RGB planes with a CRC-32 trailer (3 x S x S + 4
+bytes: the default set of 1,100 photos takes about 490 MB at 384 px, 1.9 GB at 768):
+photos are noisy textures that PNG shrinks by half at a third of the drawing's cost.
 
-What is read must be what drawing gives, bit for bit, so the folder is named for a digest
-of everything that draws a photo: the source of :mod:`.photos`, of every module of the
-``engine`` and ``kernels`` packages, and the versions of numpy, torch and numba. Any change
-there starts a new folder (older folders are removed once no process has written to them
-for :data:`STALE_S`). A file that cannot be read is drawn again; a cache that cannot be
-written only costs speed.
+What is read must be what this process would draw, bit for bit:
+
+* the folder is named for a digest of everything that draws a photo: the source of every
+  module of the ``engine`` and ``kernels`` packages and of :mod:`.photos` (which imports
+  nothing else of the project: a test reads its imports), the storage :data:`FORMAT`, and
+  the versions of Python, numpy, torch, numba and llvmlite;
+* the digest is of the files as they were when this module was imported (with the code that
+  draws): a file changed on disk in between (a checkout during a run) turns the cache off
+  for this process;
+* a file of the wrong length or checksum is drawn again and replaced; files are written
+  whole under a unique temporary name, then renamed; a cache that cannot be written costs
+  only speed.
+
+Each process marks its folder as used on first access (and every hour) and removes folders
+of other code that no process has used for :data:`STALE_S`.
 """
 from __future__ import annotations
 
-import functools
+import contextlib
 import hashlib
 import os
 import shutil
+import sys
+import tempfile
 import time
+import zlib
+from importlib import metadata
 from pathlib import Path
 
 import numpy as np
 import torch
 
-import engine
+import engine     # (imported for where their files are)
 import kernels
 from kernels.glyphs import cache_dir
 
 from . import photos
 
-STALE_S = 600     # a folder of other code untouched this long is no longer being filled
+ENV = "PROCVIS_PHOTO_CACHE"
+FORMAT = 2                 # raw RGB planes + CRC-32 of them, little-endian
+MAX_SIZE = 768             # larger photos are drawn every time (1,100 photos at 2,400 px would be 19 GB)
+STALE_S = 24 * 3600        # a folder of other code unused this long is removed
 
 
-@functools.lru_cache(maxsize=1)
-def code_digest() -> str:
-    """Hex digest of what a drawn photo's pixels depend on (see the module's docstring)."""
-    import numba
-
-    h = hashlib.blake2b(digest_size=8)
-    files = [Path(photos.__file__)] + sorted(
-        p for pkg in (engine, kernels) for p in Path(pkg.__file__).parent.glob("*.py"))
-    for f in files:
-        h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
-    h.update(f"numpy {np.__version__} torch {torch.__version__} numba {numba.__version__}".encode())
-    return h.hexdigest()
+def _stamp(files: list[Path]) -> tuple:
+    """``(path, mtime_ns, size)`` of each file, or ``None`` when one cannot be read."""
+    try:
+        return tuple((str(f), s.st_mtime_ns, s.st_size) for f in files for s in [f.stat()])
+    except OSError:
+        return None
 
 
-def folder() -> Path:
-    """Where this code's photos are kept: ``$PROCVIS_CACHE/jigsaw/<code_digest()>``."""
-    return cache_dir() / "jigsaw" / code_digest()
+_FILES = [Path(photos.__file__), Path(__file__)] + sorted(
+    p for pkg in (engine, kernels) for p in Path(pkg.__file__).parent.glob("*.py"))
+_LOADED = _stamp(_FILES)     # the drawing code's files as this process imported them
+_digest: list = []           # [the digest or None], once computed
+_marked: dict[Path, float] = {}   # folder -> when this process last marked it as used
+
+
+def code_digest() -> str | None:
+    """Hex digest of what a drawn photo's pixels depend on (see the module's docstring), or
+    ``None`` when the files were changed after this process imported them (no cache then)."""
+    if not _digest:
+        h = hashlib.blake2b(digest_size=8)
+        try:
+            for f in _FILES:
+                h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
+            versions = [metadata.version(d) for d in ("numpy", "torch", "numba", "llvmlite")]
+        except (OSError, metadata.PackageNotFoundError):
+            versions = None
+        if versions is None or _LOADED is None or _stamp(_FILES) != _LOADED:
+            _digest.append(None)
+        else:
+            h.update(f"format {FORMAT} python {sys.version} {' '.join(versions)}".encode())
+            _digest.append(h.hexdigest())
+    return _digest[0]
+
+
+def root() -> Path | None:
+    """The folder holding one subfolder per code digest, or ``None`` when turned off."""
+    where = os.environ.get(ENV)
+    if where == "off":
+        return None
+    return Path(where) if where else cache_dir() / "jigsaw"
+
+
+def folder() -> Path | None:
+    """Where this code's photos are kept (``root() / code_digest()``), or ``None`` when there is
+    no cache for this process."""
+    top, digest = root(), code_digest()
+    return None if top is None or digest is None else top / digest
 
 
 def photo(p: int, shot: int, size: int) -> torch.Tensor:
     """:func:`.photos.photo` ``(p, shot, size)``, ``[3, size, size]`` uint8: read from the
     cache when it holds it, else drawn and written there."""
-    path = folder() / str(size) / f"{p}-{shot}.npy"
-    try:
-        pixels = np.load(path, allow_pickle=False)
-        if pixels.shape == (3, size, size) and pixels.dtype == np.uint8:
-            return torch.from_numpy(pixels)
-    except (OSError, ValueError, EOFError):
-        pass                              # absent or damaged: draw it
+    where = folder() if size <= MAX_SIZE else None
+    if where is None:
+        return photos.photo(p, shot, size)
+    _mark_used(where)
+    path = where / str(size) / f"{p}-{shot}.rgb"
+    pixels = _read(path, 3 * size * size)
+    if pixels is not None:
+        return torch.from_numpy(pixels).reshape(3, size, size)
     img = photos.photo(p, shot, size)
-    _keep(path, img)
+    _write(path, img)
     return img
 
 
-def _keep(path: Path, img: torch.Tensor) -> None:
-    """Write ``img`` to ``path`` (whole or not at all); a write that makes a new folder also
-    clears the folders of other code (:func:`_clear_stale`)."""
+def _read(path: Path, n: int) -> np.ndarray | None:
+    """The ``n`` pixel bytes kept at ``path`` (writable), or ``None`` when it is missing or
+    damaged (wrong length, wrong checksum)."""
     try:
-        fresh = not path.parent.is_dir()
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if len(data) != n + 4 or zlib.crc32(data[:n]) != int.from_bytes(data[n:], "little"):
+        return None
+    return np.frombuffer(data, np.uint8, count=n).copy()
+
+
+def _write(path: Path, img: torch.Tensor) -> None:
+    """Write ``img`` to ``path`` whole or not at all (a unique temporary file, then a rename)."""
+    raw = img.contiguous().numpy().tobytes()
+    tmp = None
+    try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".tmp-{os.getpid()}-{path.name}")
-        with open(tmp, "wb") as f:
-            np.save(f, img.numpy(), allow_pickle=False)
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
+        with os.fdopen(fd, "wb") as f:
+            f.write(raw + zlib.crc32(raw).to_bytes(4, "little"))
         os.replace(tmp, path)
-        if fresh:
-            _clear_stale(path.parent.parent.parent)
+        tmp = None
     except OSError:
         pass                              # an unwritable cache only costs speed
+    finally:
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
-def _clear_stale(root: Path) -> None:
-    """Remove the folders under ``root`` (``$PROCVIS_CACHE/jigsaw``) of other code that no
-    process has written to for :data:`STALE_S` seconds."""
+def _mark_used(where: Path) -> None:
+    """At most every :data:`STALE_S` / 24 in this process: mark ``where`` as used now and
+    remove the folders of other code beside it that nothing has used for :data:`STALE_S`."""
     now = time.time()
-    for other in root.iterdir():
-        if other.name == code_digest() or not other.is_dir():
-            continue
-        try:
-            newest = max([other.stat().st_mtime] + [d.stat().st_mtime for d in other.iterdir()])
-        except OSError:
-            continue
-        if now - newest > STALE_S:
-            shutil.rmtree(other, ignore_errors=True)
+    if now - _marked.get(where, -STALE_S) < STALE_S / 24:
+        return
+    _marked[where] = now
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+        os.utime(where, (now, now))
+        others = [d for d in where.parent.iterdir() if d.is_dir() and d.name != where.name]
+    except OSError:
+        return
+    for other in others:
+        with contextlib.suppress(OSError):
+            if now - other.stat().st_mtime > STALE_S:
+                shutil.rmtree(other, ignore_errors=True)
