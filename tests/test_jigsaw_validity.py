@@ -111,6 +111,47 @@ def test_the_generator_measure_finds_the_true_piece_when_it_is_allowed():
     assert seen[32, 64] == 1 and seen[0, 0] == 0 and float(seen[48, 64]) == pytest.approx(0.5)
 
 
+def _plain_rim_costs(stack, lines, c, step=compatible.STEP):
+    S = stack.shape[-1]
+    pos = torch.arange(0, S - c + 1, step)
+    inner = {"top": compatible.GAP, "bottom": c - 1 - compatible.GAP, "left": compatible.GAP,
+             "right": c - 1 - compatible.GAP}
+    total = torch.zeros(stack.shape[0], len(pos), len(pos))
+    for side, line in lines.items():
+        own = (stack[:, :, pos + inner[side], :].unfold(3, c, step) if side in ("top", "bottom")
+               else stack[:, :, :, pos + inner[side]].unfold(2, c, step))
+        total += (own - line[None, :, None, None, :]).abs().mean((1, 4))
+    return total / max(1, len(lines))
+
+
+def _plain_difference_map(work, true_piece, reach=compatible.REACH):
+    c, step = true_piece.shape[-1], compatible.STEP
+    n = (work.shape[-1] - c) // step + 1
+    t = torch.nn.functional.avg_pool2d(true_piece[None], 4)[0]
+    span, m = 4 // step, t.shape[-1]
+    maps = []
+    for picture in torch.nn.functional.avg_pool2d(work, 4, stride=step):
+        win = picture.unfold(1, span * (m - 1) + 1, 1).unfold(2, span * (m - 1) + 1, 1)[..., ::span, ::span]
+        maps.append((win[:, :n, :n] - t[:, None, None]).abs().mean((0, 3, 4)))
+    k = reach // step
+    return -torch.nn.functional.max_pool2d(-torch.stack(maps)[:, None], 2 * k + 1, 1, k)[:, 0]
+
+
+def test_the_search_measures_equal_their_plain_formulas_bit_for_bit():
+    # the search reuses its scratch memory; the costs (and so every item) must not move
+    stack = torch.stack([source_for("generated:10", 192)[j] for j in range(6)])
+    work, cw = compatible.working(stack, 64)
+    small = torch.nn.functional.avg_pool2d(work, 4)
+    for y, x in [(0, 0), (64, 64), (128, 0), (0, 128), (64, 128), (128, 128)]:
+        lines = compatible.rim(work[0], y, x, cw)
+        assert torch.equal(compatible.rim_costs(work[1:], lines, cw), _plain_rim_costs(work[1:], lines, cw))
+        quarter = compatible.rim(small[0], y // 4, x // 4, cw // 4)
+        assert torch.equal(compatible.rim_costs(small, quarter, cw // 4, step=1),
+                           _plain_rim_costs(small, quarter, cw // 4, step=1))
+        piece = work[0, :, y:y + cw, x:x + cw]
+        assert torch.equal(compatible.difference_map(work, piece), _plain_difference_map(work, piece))
+
+
 def test_hard_distractors_fit_the_hole_yet_clearly_differ_from_the_true_piece():
     src = source_for(BUILT_IN["jigsaw.images"], BUILT_IN["jigsaw.image_size"])
     hard = get_task("jigsaw/missing_piece/hard", BUILT_IN).samples(0, range(20))

@@ -83,7 +83,7 @@ def rim_costs(stack: torch.Tensor, lines: dict[str, torch.Tensor], c: int, step:
             own = stack[:, :, pos + inner[side], :].unfold(3, c, step)      # [N,3,ny,nx,c]
         else:
             own = stack[:, :, :, pos + inner[side]].unfold(2, c, step)      # [N,3,ny,nx,c]
-        total += (own - line[None, :, None, None, :]).abs().mean((1, 4))
+        total += (own - line[None, :, None, None, :]).abs_().mean((1, 4))
     return total / max(1, len(lines))
 
 
@@ -102,7 +102,7 @@ def content_difference(patches: torch.Tensor, other: torch.Tensor, reach: int = 
     if a.shape[0] == 0:
         return torch.zeros(0)
     shifted = F.pad(a, (r, r, r, r), value=float("nan")).unfold(2, n, 1).unfold(3, n, 1)   # [K,3,s,s,n,n]
-    return (shifted - b[:, :, None, None]).abs().nanmean((1, 4, 5)).flatten(1).amin(1)
+    return (shifted - b[:, :, None, None]).abs_().nanmean((1, 4, 5)).flatten(1).amin(1)
 
 
 def _crops(pictures: torch.Tensor, picks: list[tuple[int, int, int]], c: int) -> torch.Tensor:
@@ -141,7 +141,7 @@ def difference_map(work: torch.Tensor, true_piece: torch.Tensor, reach: int = RE
     maps = []
     for picture in F.avg_pool2d(work, 4, stride=STEP):              # block at (STEP*u, STEP*v) -> [3, u, v]
         win = picture.unfold(1, span * (m - 1) + 1, 1).unfold(2, span * (m - 1) + 1, 1)[..., ::span, ::span]
-        maps.append((win[:, :n, :n] - t[:, None, None]).abs().mean((0, 3, 4)))
+        maps.append((win[:, :n, :n] - t[:, None, None]).abs_().mean((0, 3, 4)))
     k = reach // STEP
     return -F.max_pool2d(-torch.stack(maps)[:, None], 2 * k + 1, 1, k)[:, 0]
 
