@@ -139,6 +139,10 @@ def _plain_difference_map(work, true_piece, reach=compatible.REACH):
 
 def test_the_search_measures_equal_their_plain_formulas_bit_for_bit():
     # the search reuses its scratch memory; the costs (and so every item) must not move
+    for side, pooled in ((384, lambda x: torch.nn.functional.avg_pool2d(x, 2)),
+                         (408, lambda x: torch.nn.functional.adaptive_avg_pool2d(x, 135))):      # cells of 136 -> 45 px
+        big = torch.stack([source_for("generated:10", side)[j] for j in range(5)])
+        assert torch.equal(compatible.working(big, side // 3)[0], pooled(big.float()))
     stack = torch.stack([source_for("generated:10", 192)[j] for j in range(6)])
     work, cw = compatible.working(stack, 64)
     small = torch.nn.functional.avg_pool2d(work, 4)

@@ -23,6 +23,7 @@ OVERLAP = 0.25    # share of the hole a crop of the hole's own picture may cover
 CANDIDATES = 24   # best-fitting clear crops among which likeness to the true piece also counts
 LIKENESS = 2.0    # weight of the likeness rank against the fit rank
 SEARCHED = 4096   # clear crops, best first, looked through for CANDIDATES from different places
+CHUNK = 2         # pictures brought to the working size at a time
 
 
 def working(stack: torch.Tensor, c: int) -> tuple[torch.Tensor, int]:
@@ -33,11 +34,14 @@ def working(stack: torch.Tensor, c: int) -> tuple[torch.Tensor, int]:
     with :func:`to_work` and :func:`from_work`)."""
     S = stack.shape[-1]
     cw = c // max(1, -(-S // WORK))
-    side, x = round(S * cw / c), stack.float()
+    side = round(S * cw / c)
     if side == S:
-        return x, cw
-    # an integer factor pools as before (adaptive pooling can differ in the last bit)
-    return (F.avg_pool2d(x, S // side) if S % side == 0 else F.adaptive_avg_pool2d(x, side)), cw
+        return stack.float(), cw
+
+    def pool(x):      # an integer factor pools as before (adaptive pooling can differ in the last bit)
+        return F.avg_pool2d(x, S // side) if S % side == 0 else F.adaptive_avg_pool2d(x, side)
+    # a few pictures at a time: their float copy stays in the processor's cache
+    return torch.cat([pool(stack[k:k + CHUNK].float()) for k in range(0, len(stack), CHUNK)]), cw
 
 
 def to_work(v: int, c: int, cw: int) -> int:
