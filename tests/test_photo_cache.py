@@ -140,3 +140,43 @@ def test_folders_of_other_code_are_cleared_once_unused(cache):
     photo_cache.photo(0, 0, 96)
     assert not old.exists() and used.is_dir() and _files(cache) == ["96/0-0.rgb"]
     assert time.time() - cache.stat().st_mtime < 60           # this code's folder marked as used
+
+
+def _folder_of_photos(where, n=4, side=288):
+    from PIL import Image
+    where.mkdir()
+    rng = np.random.default_rng(1)
+    yy, xx = np.mgrid[0:side, 0:side] / side
+    for k in range(n):
+        img = np.stack([120 + 80 * np.sin(xx * rng.uniform(3, 12) + yy * rng.uniform(3, 12) + c) for c in range(3)], -1)
+        Image.fromarray(np.clip(img + rng.normal(0, 6, img.shape), 0, 255).astype(np.uint8)).save(where / f"p{k}.png")
+    Image.fromarray(np.full((64, 64, 3), 90, np.uint8)).save(where / "small.png")      # too small: skipped
+    (where / "broken.jpg").write_bytes(b"not a jpeg")                                   # unreadable: skipped
+
+
+def test_a_folders_verdicts_and_photos_are_read_back_without_decoding(cache, tmp_path, monkeypatch):
+    from scenes.jigsaw import sources
+    photos_dir = tmp_path / "photos"
+    _folder_of_photos(photos_dir)
+    with pytest.warns(UserWarning, match="skipped 2 of 6"):
+        first = sources.FolderSource(photos_dir, size=96)
+    made = [first[i] for i in range(len(first))]
+    assert len(first) == 4 and first.skipped == {"too small": 1, "unreadable": 1}
+    with sources.open_image(first.paths[2]) as im:                                  # as the source reads a file
+        assert torch.equal(made[2], sources.square(sources.to_tensor(sources.rgb8(im)), 96))
+    opened = []
+    real_open = sources.open_image
+    monkeypatch.setattr(sources, "open_image", lambda p: opened.append(p.name) or real_open(p))
+    with pytest.warns(UserWarning, match="skipped 2 of 6"):
+        again = sources.FolderSource(photos_dir, size=96)                            # a new process's source
+    assert again.paths == first.paths and again.skipped == first.skipped
+    assert all(torch.equal(again[i], m) for i, m in enumerate(made))
+    assert opened == ["broken.jpg"]                  # an unreadable verdict is not kept: the file may be mended
+    # a file replaced in place is read afresh
+    from PIL import Image
+    Image.open(photos_dir / "p0.png").transpose(Image.Transpose.ROTATE_90).save(photos_dir / "p2.png")
+    os.utime(photos_dir / "p2.png", ns=(time.time_ns() + 10 ** 9, time.time_ns() + 10 ** 9))
+    with pytest.warns(UserWarning, match="skipped 2 of 6"):
+        third = sources.FolderSource(photos_dir, size=96)
+    assert not torch.equal(third[2], made[2]) and "p2.png" in opened
+    assert all(torch.equal(third[i], made[i]) for i in (0, 1, 3))
