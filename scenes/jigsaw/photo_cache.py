@@ -1,7 +1,7 @@
 """Jigsaw's photos kept on disk once made, so that a new process (a DataLoader or generate
 worker, the next run) reads a photo in well under a millisecond instead of making it again:
 the built-in photographs (drawn in about 35-40 ms at 384 px) and the photos of a folder
-(decoded and squared: about 25 ms for a 2 MP JPEG; kept under the file's path, byte size and
+(decoded and squared: about 20 ms for a 2 MP JPEG; kept under the file's path, byte size and
 modification time). A hard missing-piece item looks at 33 photos.
 
 Where: ``$PROCVIS_PHOTO_CACHE`` when set (``off`` turns the cache off), else
@@ -14,9 +14,9 @@ What is read must be what this process would draw, bit for bit:
 
 * the folder is named for a digest of everything that draws a photo: the source of every
   module of the ``engine`` and ``kernels`` packages and of :mod:`.photos` (which imports
-  nothing else of the project: a test reads its imports; a folder's photos are read by
-  ``kernels.images``), the storage :data:`FORMAT`, and the versions of Python, numpy, torch,
-  numba, llvmlite and Pillow;
+  nothing else of the project: a test reads its imports), of :mod:`.sources` (which reads
+  and judges a folder's files with ``kernels.images``), the storage :data:`FORMAT`, and the
+  versions of Python, numpy, torch, numba, llvmlite and Pillow;
 * the digest is of the files as they were when this module was imported (with the code that
   draws): a file changed on disk in between (a checkout during a run) turns the cache off
   for this process;
@@ -64,7 +64,7 @@ def _stamp(files: list[Path]) -> tuple:
         return None
 
 
-_FILES = [Path(photos.__file__), Path(__file__)] + sorted(
+_FILES = [Path(photos.__file__), Path(__file__), Path(__file__).with_name("sources.py")] + sorted(
     p for pkg in (engine, kernels) for p in Path(pkg.__file__).parent.glob("*.py"))
 _LOADED = _stamp(_FILES)     # the drawing code's files as this process imported them
 _digest: list = []           # [the digest or None], once computed
