@@ -1,8 +1,6 @@
-"""Jigsaw's photos kept on disk once made, so that a new process (a DataLoader or generate
-worker, the next run) reads a photo in well under a millisecond instead of making it again:
-the built-in photographs (drawn in about 35-40 ms at 384 px) and the photos of a folder
-(decoded and squared: about 20 ms for a 2 MP JPEG; kept under the file's path, byte size and
-modification time). A hard missing-piece item looks at 33 photos.
+"""The built-in photographs kept on disk once drawn, so that a new process (a DataLoader or
+generate worker, the next run) reads a photo in well under a millisecond instead of drawing
+it again (about 35-40 ms at 384 px; a hard missing-piece item looks at two dozen of them).
 
 Where: ``$PROCVIS_PHOTO_CACHE`` when set (``off`` turns the cache off), else
 ``$PROCVIS_CACHE/jigsaw`` (default ``~/.cache/procvis/jigsaw``). Photos of at most
@@ -14,9 +12,8 @@ What is read must be what this process would draw, bit for bit:
 
 * the folder is named for a digest of everything that draws a photo: the source of every
   module of the ``engine`` and ``kernels`` packages and of :mod:`.photos` (which imports
-  nothing else of the project: a test reads its imports), of :mod:`.sources` (which reads
-  and judges a folder's files with ``kernels.images``), the storage :data:`FORMAT`, and the
-  versions of Python, numpy, torch, numba, llvmlite and Pillow;
+  nothing else of the project: a test reads its imports), the storage :data:`FORMAT`, and
+  the versions of Python, numpy, torch, numba and llvmlite;
 * the digest is of the files as they were when this module was imported (with the code that
   draws): a file changed on disk in between (a checkout during a run) turns the cache off
   for this process;
@@ -53,7 +50,6 @@ ENV = "PROCVIS_PHOTO_CACHE"
 FORMAT = 2                 # raw RGB planes + CRC-32 of them, little-endian
 MAX_SIZE = 768             # larger photos are drawn every time (1,100 photos at 2,400 px would be 19 GB)
 STALE_S = 24 * 3600        # a folder of other code unused this long is removed
-VERDICT = "procvis verdict:"   # first bytes of a kept verdict on a folder's file
 
 
 def _stamp(files: list[Path]) -> tuple:
@@ -64,7 +60,7 @@ def _stamp(files: list[Path]) -> tuple:
         return None
 
 
-_FILES = [Path(photos.__file__), Path(__file__), Path(__file__).with_name("sources.py")] + sorted(
+_FILES = [Path(photos.__file__), Path(__file__)] + sorted(
     p for pkg in (engine, kernels) for p in Path(pkg.__file__).parent.glob("*.py"))
 _LOADED = _stamp(_FILES)     # the drawing code's files as this process imported them
 _digest: list = []           # [the digest or None], once computed
@@ -79,7 +75,7 @@ def code_digest() -> str | None:
         try:
             for f in _FILES:
                 h.update(f.name.encode() + b"\0" + f.read_bytes() + b"\0")
-            versions = [metadata.version(d) for d in ("numpy", "torch", "numba", "llvmlite", "pillow")]
+            versions = [metadata.version(d) for d in ("numpy", "torch", "numba", "llvmlite")]
         except (OSError, metadata.PackageNotFoundError):
             versions = None
         if versions is None or _LOADED is None or _stamp(_FILES) != _LOADED:
@@ -108,63 +104,16 @@ def folder() -> Path | None:
 def photo(p: int, shot: int, size: int) -> torch.Tensor:
     """:func:`.photos.photo` ``(p, shot, size)``, ``[3, size, size]`` uint8: read from the
     cache when it holds it, else drawn and written there."""
-    return _kept(f"{size}/{p}-{shot}", size, lambda: photos.photo(p, shot, size))
-
-
-def file_photo(path: Path, size: int, read) -> torch.Tensor:
-    """``read()``: the photo file ``path`` decoded and squared to ``[3, size, size]`` uint8,
-    kept in the cache under the file's resolved path, byte size and modification time (a
-    file replaced or edited is read again)."""
-    try:
-        st = path.stat()
-        name = hashlib.blake2b(f"{path.resolve()}\0{st.st_mtime_ns}\0{st.st_size}".encode(),
-                               digest_size=10).hexdigest()
-    except OSError:
-        return read()
-    return _kept(f"files/{size}/{name}", size, read)
-
-
-def file_verdict(path: Path, settings: str, judge) -> str | None:
-    """``judge()``: why the photo file ``path`` is not used, or ``None``, under ``settings``
-    (text naming everything else the verdict depends on), kept like :func:`file_photo`: a
-    folder of a thousand photos is judged once, not by every process that opens it."""
-    where = folder()
-    try:
-        st = path.stat()
-        name = hashlib.blake2b(f"{path.resolve()}\0{st.st_mtime_ns}\0{st.st_size}\0{settings}".encode(),
-                               digest_size=10).hexdigest()
-    except OSError:
-        where = None
-    if where is None:
-        return judge()
-    _mark_used(where)
-    kept = where / "verdicts" / f"{name}.txt"
-    try:
-        text = kept.read_text()
-        if text.startswith(VERDICT):
-            return text[len(VERDICT):] or None
-    except (OSError, UnicodeDecodeError):
-        pass
-    why = judge()
-    if why != "unreadable":           # (that may pass once a permission or a mount is mended)
-        _write(kept, (VERDICT + (why or "")).encode())
-    return why
-
-
-def _kept(rel: str, size: int, make) -> torch.Tensor:
-    """``make()`` (a ``[3, size, size]`` uint8 photo), or the copy kept at ``rel`` in this
-    code's folder; what is made is kept there."""
     where = folder() if size <= MAX_SIZE else None
     if where is None:
-        return make()
+        return photos.photo(p, shot, size)
     _mark_used(where)
-    path = where / f"{rel}.rgb"
+    path = where / str(size) / f"{p}-{shot}.rgb"
     pixels = _read(path, 3 * size * size)
     if pixels is not None:
         return torch.from_numpy(pixels).reshape(3, size, size)
-    img = make()
-    raw = img.contiguous().numpy().tobytes()
-    _write(path, raw + zlib.crc32(raw).to_bytes(4, "little"))
+    img = photos.photo(p, shot, size)
+    _write(path, img)
     return img
 
 
@@ -180,14 +129,15 @@ def _read(path: Path, n: int) -> np.ndarray | None:
     return np.frombuffer(data, np.uint8, count=n).copy()
 
 
-def _write(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all (a unique temporary file, then a rename)."""
+def _write(path: Path, img: torch.Tensor) -> None:
+    """Write ``img`` to ``path`` whole or not at all (a unique temporary file, then a rename)."""
+    raw = img.contiguous().numpy().tobytes()
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=path.parent)
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            f.write(raw + zlib.crc32(raw).to_bytes(4, "little"))
         os.replace(tmp, path)
         tmp = None
     except OSError:

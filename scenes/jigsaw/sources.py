@@ -121,9 +121,7 @@ class FolderSource(ImageSource):
     ``PIL.Image.MAX_IMAGE_PIXELS`` pixels, has a short side of at least ``min_side``, an
     aspect ratio of at most ``max_aspect`` and a :func:`structure` of at least
     ``min_structure``. Skipped files are counted in ``skipped`` (reason -> count) and reported
-    in one warning. Any image mode is read as 8-bit RGB (:func:`kernels.images.rgb8`).
-    Verdicts and squared photos are kept in the photo cache (:mod:`.photo_cache`), so the
-    next process that opens the folder reads them instead of decoding every file."""
+    in one warning. Any image mode is read as 8-bit RGB (:func:`kernels.images.rgb8`)."""
 
     def __init__(self, root: str | Path, size: int = SIZE, min_side: int = 256, max_aspect: float = 2.0,
                  min_structure: float = 2.0):
@@ -134,12 +132,8 @@ class FolderSource(ImageSource):
         self.paths: list[Path] = []
         self.skipped: dict[str, int] = {}
         files = sorted(p for p in root.rglob("*") if p.suffix.lower() in EXTENSIONS and p.is_file())
-        from PIL import Image
-
-        settings = f"{min_side} {max_aspect} {min_structure} {Image.MAX_IMAGE_PIXELS}"
         for p in files:
-            why = photo_cache.file_verdict(
-                p, settings, lambda: self._file_rejection(p, min_side, max_aspect, min_structure))
+            why = self._file_rejection(p, min_side, max_aspect, min_structure)
             if why:
                 self._skip(why)
             else:
@@ -157,10 +151,7 @@ class FolderSource(ImageSource):
 
     @functools.lru_cache(maxsize=256)
     def __getitem__(self, i: int) -> torch.Tensor:
-        return photo_cache.file_photo(self.paths[i], self.size, lambda: self._read(self.paths[i]))
-
-    def _read(self, path: Path) -> torch.Tensor:
-        with open_image(path) as im:
+        with open_image(self.paths[i]) as im:
             return square(to_tensor(rgb8(im)), self.size)
 
     @staticmethod
