@@ -104,7 +104,7 @@ def test_the_drawing_code_is_all_in_what_the_digest_reads():
                 assert os.path.join(root, pkg, name) in read, name
 
 
-def test_the_digest_changes_with_any_file_it_reads_and_with_the_libraries(tmp_path, monkeypatch):
+def test_the_digest_changes_with_any_file_it_reads_the_libraries_and_the_processor(tmp_path, monkeypatch):
     before = photo_cache.code_digest()
     copies = []
     for f in photo_cache._FILES:
@@ -125,6 +125,10 @@ def test_the_digest_changes_with_any_file_it_reads_and_with_the_libraries(tmp_pa
     raster.write_bytes(raster.read_bytes() + b"\n")
     assert digest_of(copies) not in (same, None)
     assert digest_of(copies, {"numba": "0.1"}) != digest_of(copies, {"numba": "0.2"})
+    monkeypatch.setattr(photo_cache, "_processor", lambda: "x86_64 one AVX2")
+    other_machine = digest_of(copies)
+    monkeypatch.setattr(photo_cache, "_processor", lambda: "x86_64 one AVX2,AVX512F")
+    assert digest_of(copies) != other_machine
     monkeypatch.undo()
     assert photo_cache.code_digest() == before
 

@@ -12,8 +12,9 @@ What is read must be what this process would draw, bit for bit:
 
 * the folder is named for a digest of everything that draws a photo: the source of every
   module of the ``engine`` and ``kernels`` packages and of :mod:`.photos` (which imports
-  nothing else of the project: a test reads its imports), the storage :data:`FORMAT`, and
-  the versions of Python, numpy, torch, numba and llvmlite;
+  nothing else of the project: a test reads its imports), the storage :data:`FORMAT`, the
+  versions of Python, numpy, torch, numba and llvmlite, and the processor (its name and the
+  vector instructions numpy uses: a cache shared by machines keeps their photos apart);
 * the digest is of the files as they were when this module was imported (with the code that
   draws): a file changed on disk in between (a checkout during a run) turns the cache off
   for this process;
@@ -29,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import platform
 import shutil
 import sys
 import tempfile
@@ -81,9 +83,20 @@ def code_digest() -> str | None:
         if versions is None or _LOADED is None or _stamp(_FILES) != _LOADED:
             _digest.append(None)
         else:
-            h.update(f"format {FORMAT} python {sys.version} {' '.join(versions)}".encode())
+            h.update(f"format {FORMAT} python {sys.version} {' '.join(versions)} cpu {_processor()}".encode())
             _digest.append(h.hexdigest())
     return _digest[0]
+
+
+def _processor() -> str:
+    """The processor as far as drawing can tell: its architecture, the compiler's name for it
+    and the vector instructions numpy dispatches to (float32 functions may round differently
+    from one set to another), so a cache shared between machines keeps their photos apart."""
+    import llvmlite.binding as llvm
+
+    simd = getattr(getattr(np, "_core", None), "_multiarray_umath", None)
+    features = getattr(simd, "__cpu_features__", {})
+    return f"{platform.machine()} {llvm.get_host_cpu_name()} " + ",".join(k for k, on in sorted(features.items()) if on)
 
 
 def root() -> Path | None:
