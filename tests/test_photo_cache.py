@@ -144,3 +144,124 @@ def test_folders_of_other_code_are_cleared_once_unused(cache):
     photo_cache.photo(0, 0, 96)
     assert not old.exists() and used.is_dir() and _files(cache) == ["96/0-0.rgb"]
     assert time.time() - cache.stat().st_mtime < 60           # this code's folder marked as used
+
+
+# ------------------------------------------------------------------ a folder of the user's photos
+def _structured(seed: int, side: int = 288) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    yy, xx = np.mgrid[0:side, 0:side] / side
+    img = np.stack([120 + 80 * np.sin(xx * rng.uniform(3, 12) + yy * rng.uniform(3, 12) + c) for c in range(3)], -1)
+    return np.clip(img + rng.normal(0, 6, img.shape), 0, 255).astype(np.uint8)
+
+
+def _folder_of_photos(where, n=4, ext="png"):
+    from PIL import Image
+    where.mkdir()
+    for k in range(n):
+        Image.fromarray(_structured(k)).save(where / f"p{k}.{ext}")
+    Image.fromarray(np.full((64, 64, 3), 90, np.uint8)).save(where / "small.png")      # too small: skipped
+    (where / "broken.jpg").write_bytes(b"not a jpeg")                                   # unreadable: skipped
+
+
+@pytest.fixture
+def folders(cache, tmp_path, monkeypatch):
+    """``(sources module, a list that records every file the source opens)``; files count as
+    settled at once (``RACY_S = 0``)."""
+    from scenes.jigsaw import sources
+    monkeypatch.setattr(photo_cache, "RACY_S", 0.0)
+    opened = []
+    real_open = sources.open_image
+    monkeypatch.setattr(sources, "open_image", lambda p: opened.append(os.path.basename(p)) or real_open(p))
+    return sources, opened
+
+
+def _source(sources, where, size=96):
+    with pytest.warns(UserWarning, match="skipped"):
+        return sources.FolderSource(where, size=size)
+
+
+def test_a_folders_verdicts_and_photos_are_read_back_without_decoding(folders, tmp_path):
+    sources, opened = folders
+    _folder_of_photos(tmp_path / "photos")
+    first = _source(sources, tmp_path / "photos")
+    made = [first[i] for i in range(len(first))]
+    assert len(first) == 4 and first.skipped == {"too small": 1, "unreadable": 1}
+    with sources.open_image(first.paths[2]) as im:                                  # as the source reads a file
+        assert torch.equal(made[2], sources.square(sources.to_tensor(sources.rgb8(im)), 96))
+    opened.clear()
+    again = _source(sources, tmp_path / "photos")                                   # a new process's source
+    assert again.paths == first.paths and again.skipped == first.skipped
+    assert all(torch.equal(again[i], m) for i, m in enumerate(made))
+    assert opened == ["broken.jpg"]                  # an unreadable verdict is not kept: the file may be mended
+
+
+def test_a_file_replaced_with_its_size_and_times_kept_is_read_afresh(folders, tmp_path):
+    from PIL import Image
+    sources, opened = folders
+    _folder_of_photos(tmp_path / "photos", ext="bmp")                              # BMP: same size for any picture
+    first = _source(sources, tmp_path / "photos")
+    made = [first[i] for i in range(len(first))]
+    target = tmp_path / "photos" / "p1.bmp"
+    st = target.stat()
+    Image.fromarray(np.full((288, 288, 3), 128, np.uint8)).save(target)             # flat: low structure
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))                           # as cp -p or tar would
+    assert target.stat().st_size == st.st_size and target.stat().st_mtime_ns == st.st_mtime_ns
+    again = _source(sources, tmp_path / "photos")
+    assert again.skipped == {"too small": 1, "unreadable": 1, "low structure": 1} and len(again) == 3
+    Image.fromarray(_structured(9)).save(target)
+    third = _source(sources, tmp_path / "photos")
+    fresh = third[third.paths.index(target)]
+    with sources.open_image(target) as im:
+        assert torch.equal(fresh, sources.square(sources.to_tensor(sources.rgb8(im)), 96))
+    assert not torch.equal(fresh, made[1])
+
+
+def test_files_changed_just_now_are_not_kept(cache, tmp_path, monkeypatch):
+    from scenes.jigsaw import sources
+    _folder_of_photos(tmp_path / "photos")
+    src = _source(sources, tmp_path / "photos")                                     # RACY_S as shipped
+    src[0]
+    assert _files(cache) == []
+
+
+def test_damaged_or_foreign_verdicts_are_judged_again(folders, tmp_path):
+    sources, opened = folders
+    _folder_of_photos(tmp_path / "photos")
+    first = _source(sources, tmp_path / "photos")
+    kept = sorted((cache_dir := photo_cache.folder() / "verdicts").glob("*.txt"))
+    assert len(kept) == 5                                                           # every verdict but unreadable
+    for k, f in enumerate(kept):
+        f.write_text(["procvis verdict:", "procvis verdict:low structure", "procvis verdict:odd\n",
+                      "", "procvis verdict:too small\nmore"][k])
+    opened.clear()
+    again = _source(sources, tmp_path / "photos")
+    assert again.paths == first.paths and again.skipped == first.skipped
+    assert len(opened) == 6 and len(list(cache_dir.glob("*.txt"))) == 5
+
+
+def test_the_decoders_settings_are_part_of_what_is_kept(folders, tmp_path, monkeypatch):
+    from PIL import Image, ImageFile
+    sources, opened = folders
+    _folder_of_photos(tmp_path / "photos")
+    whole = tmp_path / "photos" / "cut.jpg"
+    Image.fromarray(_structured(5, 400)).save(whole, quality=95)
+    whole.write_bytes(whole.read_bytes()[:-4000])                                  # a truncated JPEG
+    monkeypatch.setattr(ImageFile, "LOAD_TRUNCATED_IMAGES", True)
+    lenient = _source(sources, tmp_path / "photos")
+    assert whole in lenient.paths
+    monkeypatch.setattr(ImageFile, "LOAD_TRUNCATED_IMAGES", False)
+    strict = _source(sources, tmp_path / "photos")
+    assert whole not in strict.paths and strict.skipped["unreadable"] == 2
+
+
+@pytest.mark.parametrize("cached", [True, False])
+def test_file_names_that_are_not_utf8_are_read(folders, tmp_path, monkeypatch, cached):
+    sources, _ = folders
+    if not cached:
+        monkeypatch.setenv(photo_cache.ENV, "off")
+    _folder_of_photos(tmp_path / "photos", n=1)
+    odd = tmp_path / "photos" / os.fsdecode(b"caf\xe9.png")
+    (tmp_path / "photos" / "p0.png").rename(odd)
+    src = _source(sources, tmp_path / "photos")
+    assert src.paths == [odd] and src[0].shape == (3, 96, 96)
+    assert bool(_files(tmp_path / "jigsaw")) == cached                              # the cache fixture's root

@@ -42,6 +42,22 @@ def source_for(images: str, size: int) -> ImageSource:
     return FolderSource(images, size=size)
 
 
+def decoder() -> str:
+    """What else decides how a photo file decodes: Pillow's pixel limit and truncated-file
+    setting (both changeable at run time), its version and its codecs' versions."""
+    from PIL import Image, ImageFile
+
+    return f"{Image.MAX_IMAGE_PIXELS} {ImageFile.LOAD_TRUNCATED_IMAGES} {_codecs()}"
+
+
+@functools.lru_cache(maxsize=1)
+def _codecs() -> str:
+    import PIL
+    from PIL import features
+
+    return " ".join([PIL.__version__] + [f"{c}={features.version(c)}" for c in ("jpg", "zlib", "libtiff", "webp", "jpg_2000")])
+
+
 def rejection(w: int, h: int, small: torch.Tensor | None, min_side: int, max_aspect: float,
               min_structure: float) -> str | None:
     """Why an image of ``w x h`` (``small``: a reduced ``[3,h',w']`` copy) is not used, or ``None``."""
@@ -121,7 +137,10 @@ class FolderSource(ImageSource):
     ``PIL.Image.MAX_IMAGE_PIXELS`` pixels, has a short side of at least ``min_side``, an
     aspect ratio of at most ``max_aspect`` and a :func:`structure` of at least
     ``min_structure``. Skipped files are counted in ``skipped`` (reason -> count) and reported
-    in one warning. Any image mode is read as 8-bit RGB (:func:`kernels.images.rgb8`)."""
+    in one warning. Any image mode is read as 8-bit RGB (:func:`kernels.images.rgb8`).
+    Verdicts and squared photos are kept in the photo cache (:mod:`.photo_cache`, under each
+    file's identity and times and the decoder's settings), so the next process that opens
+    the folder reads them instead of decoding every file."""
 
     def __init__(self, root: str | Path, size: int = SIZE, min_side: int = 256, max_aspect: float = 2.0,
                  min_structure: float = 2.0):
@@ -132,8 +151,10 @@ class FolderSource(ImageSource):
         self.paths: list[Path] = []
         self.skipped: dict[str, int] = {}
         files = sorted(p for p in root.rglob("*") if p.suffix.lower() in EXTENSIONS and p.is_file())
+        settings = f"{min_side!r} {max_aspect!r} {min_structure!r} {decoder()}"
         for p in files:
-            why = self._file_rejection(p, min_side, max_aspect, min_structure)
+            why = photo_cache.file_verdict(
+                p, settings, lambda: self._file_rejection(p, min_side, max_aspect, min_structure))
             if why:
                 self._skip(why)
             else:
@@ -151,7 +172,10 @@ class FolderSource(ImageSource):
 
     @functools.lru_cache(maxsize=256)
     def __getitem__(self, i: int) -> torch.Tensor:
-        with open_image(self.paths[i]) as im:
+        return photo_cache.file_photo(self.paths[i], self.size, decoder(), lambda: self._read(self.paths[i]))
+
+    def _read(self, path: Path) -> torch.Tensor:
+        with open_image(path) as im:
             return square(to_tensor(rgb8(im)), self.size)
 
     @staticmethod
