@@ -231,8 +231,8 @@ def test_damaged_or_foreign_verdicts_are_judged_again(folders, tmp_path):
     kept = sorted((cache_dir := photo_cache.folder() / "verdicts").glob("*.txt"))
     assert len(kept) == 5                                                           # every verdict but unreadable
     for k, f in enumerate(kept):
-        f.write_text(["procvis verdict:", "procvis verdict:low structure", "procvis verdict:odd\n",
-                      "", "procvis verdict:too small\nmore"][k])
+        f.write_bytes([b"procvis verdict:", b"procvis verdict:low structure", b"procvis verdict:odd\n",
+                       b"procvis verdict:\r", b"procvis verdict:too small\nmore"][k])
     opened.clear()
     again = _source(sources, tmp_path / "photos")
     assert again.paths == first.paths and again.skipped == first.skipped
@@ -265,3 +265,59 @@ def test_file_names_that_are_not_utf8_are_read(folders, tmp_path, monkeypatch, c
     src = _source(sources, tmp_path / "photos")
     assert src.paths == [odd] and src[0].shape == (3, 96, 96)
     assert bool(_files(tmp_path / "jigsaw")) == cached                              # the cache fixture's root
+
+
+def test_a_file_changed_while_it_is_read_is_not_kept(folders, tmp_path, monkeypatch):
+    from PIL import Image
+    sources, opened = folders
+    _folder_of_photos(tmp_path / "photos", ext="bmp")
+    target = tmp_path / "photos" / "p1.bmp"
+    real_read = sources.FolderSource._read
+
+    def read_then_replace(self, path):
+        img = real_read(self, path)
+        if path == target and not getattr(read_then_replace, "done", False):
+            read_then_replace.done = True
+            st = target.stat()
+            Image.fromarray(_structured(7)).save(target)              # another picture, same size...
+            os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))     # ...and the old times
+        return img
+    monkeypatch.setattr(sources.FolderSource, "_read", read_then_replace)
+    first = _source(sources, tmp_path / "photos")
+    k = first.paths.index(target)
+    old = first[k]
+    assert len(_files(photo_cache.folder() / "files")) == 0                 # not kept: it changed meanwhile
+    again = _source(sources, tmp_path / "photos")
+    with sources.open_image(target) as im:
+        now = sources.square(sources.to_tensor(sources.rgb8(im)), 96)
+    assert torch.equal(again[k], now) and not torch.equal(now, old)
+
+
+def test_verdicts_are_kept_per_filter_and_pixel_limit(folders, tmp_path, monkeypatch):
+    from PIL import Image
+    sources, _ = folders
+    _folder_of_photos(tmp_path / "photos")
+    assert len(_source(sources, tmp_path / "photos")) == 4
+    with pytest.raises(sources.SourceError), pytest.warns(UserWarning, match="too small: 5"):
+        sources.FolderSource(tmp_path / "photos", size=96, min_side=300)     # the kept verdicts were for 256
+    assert len(_source(sources, tmp_path / "photos")) == 4
+    monkeypatch.setattr(Image, "MAX_IMAGE_PIXELS", 1000)
+    with pytest.raises(sources.SourceError):                                # every photo now too large
+        with pytest.warns(UserWarning, match="too large"):
+            sources.FolderSource(tmp_path / "photos", size=96)
+
+
+def test_entries_of_folder_files_unused_for_a_day_are_removed(folders, tmp_path, monkeypatch):
+    sources, _ = folders
+    _folder_of_photos(tmp_path / "photos", n=2)
+    src = _source(sources, tmp_path / "photos")
+    src[0], src[1]
+    where = photo_cache.folder()
+    entries = sorted(where.glob("files/*/*")) + sorted(where.glob("verdicts/*"))
+    assert len(entries) == 2 + 3
+    long_ago = time.time() - 2 * photo_cache.STALE_S
+    for f in entries[:1] + entries[2:3]:
+        os.utime(f, (long_ago, long_ago))
+    monkeypatch.setattr(photo_cache, "_marked", {})                         # a later process
+    photo_cache.photo(0, 0, 48)
+    assert sorted(where.glob("files/*/*")) + sorted(where.glob("verdicts/*")) == entries[1:2] + entries[3:]

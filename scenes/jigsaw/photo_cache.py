@@ -32,7 +32,8 @@ What is read must be what this process would draw, bit for bit:
   that cannot be written costs only speed.
 
 Each process marks its folder as used on first access (and every hour) and removes folders
-of other code that no process has used for :data:`STALE_S`.
+of other code, and photos and verdicts of folder files, that nothing has used for
+:data:`STALE_S`.
 """
 from __future__ import annotations
 
@@ -64,6 +65,7 @@ STALE_S = 24 * 3600        # a folder of other code unused this long is removed
 RACY_S = 3.0               # a folder's file changed this recently is not kept (coarse clocks)
 VERDICT = "procvis verdict:"       # a kept verdict: this, the reason, a newline
 VERDICTS = ("", "too small", "aspect ratio", "low structure", "too large")   # those kept ("": used)
+_KEPT_VERDICTS = {f"{VERDICT}{v}\n".encode("ascii"): v or None for v in VERDICTS}   # the only valid files
 
 
 def _stamp(files: list[Path]) -> tuple:
@@ -122,7 +124,10 @@ def root() -> Path | None:
 def folder() -> Path | None:
     """Where this code's photos are kept (``root() / code_digest()``), or ``None`` when there is
     no cache for this process."""
-    top, digest = root(), code_digest()
+    try:
+        top, digest = root(), code_digest()
+    except (RuntimeError, ImportError, OSError):      # no home folder, no compiler library: no cache
+        return None
     return None if top is None or digest is None else top / digest
 
 
@@ -140,10 +145,14 @@ def file_key(path: Path, extra: str) -> str | None:
     else a result depends on): from its real path, device, inode, size and modification and
     change times (the change time moves with every write, rename into place, permission
     change or restored timestamp, and no program can set it back). ``None`` when the file
-    cannot be looked at or was changed in the last :data:`RACY_S` seconds (a write within
+    cannot be opened or was changed in the last :data:`RACY_S` seconds (a write within
     the filesystem's clock tick could leave every time as it was)."""
     try:
-        st = os.stat(path)
+        fd = os.open(path, os.O_RDONLY)        # (opening revalidates a network file's attributes)
+        try:
+            st = os.fstat(fd)
+        finally:
+            os.close(fd)
         if time.time() - max(st.st_mtime, st.st_ctime) < RACY_S:
             return None
         key = os.fsencode(os.path.realpath(path)) + (
@@ -176,11 +185,12 @@ def file_verdict(path: Path, extra: str, judge) -> str | None:
     _mark_used(where)
     kept = where / "verdicts" / f"{key}.txt"
     try:
-        text = kept.read_text(encoding="ascii")
-        if text.startswith(VERDICT) and text.endswith("\n") and text[len(VERDICT):-1] in VERDICTS:
-            return text[len(VERDICT):-1] or None
-    except (OSError, ValueError):
-        pass
+        text = kept.read_bytes()
+    except OSError:
+        text = b""
+    if text in _KEPT_VERDICTS:
+        _touch(kept)
+        return _KEPT_VERDICTS[text]
     why = judge()
     if (why or "") in VERDICTS and file_key(path, extra) == key:
         _write(kept, f"{VERDICT}{why or ''}\n".encode("ascii"))
@@ -194,6 +204,7 @@ def _kept(where: Path, rel: str, size: int, make, unchanged=lambda: True) -> tor
     path = where / f"{rel}.rgb"
     pixels = _read(path, 3 * size * size)
     if pixels is not None:
+        _touch(path)
         return torch.from_numpy(pixels).reshape(3, size, size)
     img = make()
     if unchanged():
@@ -232,9 +243,18 @@ def _write(path: Path, data: bytes) -> None:
                 os.unlink(tmp)
 
 
+def _touch(path: Path) -> None:
+    """Mark a kept file as used now (its modification time), if it was not in the last hour."""
+    with contextlib.suppress(OSError):
+        if time.time() - path.stat().st_mtime > STALE_S / 24:
+            os.utime(path)
+
+
 def _mark_used(where: Path) -> None:
-    """At most every :data:`STALE_S` / 24 in this process: mark ``where`` as used now and
-    remove the folders of other code beside it that nothing has used for :data:`STALE_S`."""
+    """At most every :data:`STALE_S` / 24 in this process: mark ``where`` as used now, remove
+    the folders of other code beside it that nothing has used for :data:`STALE_S`, and in
+    ``where`` the photos and verdicts of folder files unused that long (files since
+    changed, moved or deleted leave such entries behind)."""
     now = time.time()
     if now - _marked.get(where, -STALE_S) < STALE_S / 24:
         return
@@ -243,9 +263,14 @@ def _mark_used(where: Path) -> None:
         where.mkdir(parents=True, exist_ok=True)
         os.utime(where, (now, now))
         others = [d for d in where.parent.iterdir() if d.is_dir() and d.name != where.name]
+        entries = [f for f in where.glob("files/*/*")] + [f for f in where.glob("verdicts/*")]
     except OSError:
         return
     for other in others:
         with contextlib.suppress(OSError):
             if now - other.stat().st_mtime > STALE_S:
                 shutil.rmtree(other, ignore_errors=True)
+    for f in entries:
+        with contextlib.suppress(OSError):
+            if now - f.stat().st_mtime > STALE_S:
+                f.unlink()

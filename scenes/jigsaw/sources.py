@@ -43,11 +43,12 @@ def source_for(images: str, size: int) -> ImageSource:
 
 
 def decoder() -> str:
-    """What else decides how a photo file decodes: Pillow's pixel limit and truncated-file
-    setting (both changeable at run time), its version and its codecs' versions."""
-    from PIL import Image, ImageFile
+    """What else decides how a photo file decodes: Pillow's limits and truncated-file setting
+    (changeable at run time), its version and its codecs' versions."""
+    from PIL import Image, ImageFile, PngImagePlugin
 
-    return f"{Image.MAX_IMAGE_PIXELS} {ImageFile.LOAD_TRUNCATED_IMAGES} {_codecs()}"
+    return (f"{Image.MAX_IMAGE_PIXELS} {ImageFile.LOAD_TRUNCATED_IMAGES} {PngImagePlugin.MAX_TEXT_CHUNK} "
+            f"{PngImagePlugin.MAX_TEXT_MEMORY} {_codecs()}")
 
 
 @functools.lru_cache(maxsize=1)
