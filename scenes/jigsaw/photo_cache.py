@@ -165,11 +165,11 @@ def file_key(path: Path, extra: str) -> str | None:
 def file_photo(path: Path, size: int, extra: str, read) -> torch.Tensor:
     """``read()``: the photo file ``path`` decoded and squared to ``[3, size, size]`` uint8
     (``extra``: the decoder's settings), kept in the cache under :func:`file_key`."""
-    where = folder() if size <= MAX_SIZE else None
-    key = file_key(path, f"{size} {extra}") if where is not None else None
+    where, extra = folder() if size <= MAX_SIZE else None, f"{size} {extra}"
+    key = file_key(path, extra) if where is not None else None
     if key is None:
         return read()
-    return _kept(where, f"files/{size}/{key}", size, read, lambda: file_key(path, f"{size} {extra}") == key)
+    return _kept(where, f"files/{size}/{key}", size, read, lambda: file_key(path, extra) == key)
 
 
 def file_verdict(path: Path, extra: str, judge) -> str | None:
@@ -263,7 +263,7 @@ def _mark_used(where: Path) -> None:
         where.mkdir(parents=True, exist_ok=True)
         os.utime(where, (now, now))
         others = [d for d in where.parent.iterdir() if d.is_dir() and d.name != where.name]
-        entries = [f for f in where.glob("files/*/*")] + [f for f in where.glob("verdicts/*")]
+        entries = list(where.glob("files/*/*")) + list(where.glob("verdicts/*"))
     except OSError:
         return
     for other in others:
