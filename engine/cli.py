@@ -736,15 +736,9 @@ def _dest_names(parser: argparse.ArgumentParser, command: str | None) -> dict[st
 DRAWING = ("generate", "preview", "render", "eval", "audit", "bench", "demo")
 
 
-def _compile_note(command: str | None) -> None:
-    """A note on stderr before a drawing command whose kernels are not compiled on disk yet,
-    so a first run does not sit silent while they compile."""
-    if command in DRAWING:
-        from kernels.raster_numba import compiled_on_disk
-
-        if compiled_on_disk() is False:
-            print("procvis: compiling the renderer's kernels (first run only: about a minute on 2 cores; cached "
-                  "on disk for later runs)", file=sys.stderr, flush=True)
+def _compile_note() -> None:
+    print("procvis: compiling the renderer's kernels (first run only: about a minute on 2 cores; cached "
+          "on disk for later runs)", file=sys.stderr, flush=True)
 
 
 def main(argv=None) -> int:
@@ -759,7 +753,12 @@ def main(argv=None) -> int:
         chosen = _subparser(parser, getattr(a, "command", None))
         if chosen is not None:
             _folders_named_as_files(chosen, a)
-        _compile_note(getattr(a, "command", None))
+        if getattr(a, "command", None) in DRAWING:
+            from kernels import raster_numba
+
+            # said when drawing starts, after the command has checked its input: a refused
+            # command prints its one line alone
+            raster_numba.note_before_compiling(_compile_note)
         return a.fn(a)
     except (UserError, SetupError) as e:
         msg = str(e).splitlines()[0] if str(e) else type(e).__name__
@@ -772,6 +771,9 @@ def main(argv=None) -> int:
         hint = _OS_HINTS.get(e.errno, e.strerror or type(e).__name__)
         print(f"procvis: error: {what}: {hint} ({e.filename})", file=sys.stderr)
         return EXIT_USAGE
+    finally:
+        if "kernels.raster_numba" in sys.modules:
+            sys.modules["kernels.raster_numba"].note_before_compiling(None)
 
 
 if __name__ == "__main__":

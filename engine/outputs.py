@@ -414,16 +414,18 @@ def own_heap() -> None:
 def owned_heap():
     """While the block runs (the command line's run in its own process), as :func:`own_heap`;
     afterwards the process's collector is as it was: the flag cleared and what the jobs froze
-    unfrozen (unless something had frozen objects before)."""
+    unfrozen. Where something else had frozen objects before (``gc.unfreeze`` would release
+    them too), the collector is not tuned at all."""
     global _OWN_HEAP
-    before, frozen = _OWN_HEAP, gc.get_freeze_count()
+    if _OWN_HEAP or gc.get_freeze_count():      # tuned already, or by someone else: left alone
+        yield
+        return
     _OWN_HEAP = True
     try:
         yield
     finally:
-        _OWN_HEAP = before
-        if not before and not frozen:
-            gc.unfreeze()
+        _OWN_HEAP = False
+        gc.unfreeze()
 
 
 def _settle_heap() -> None:
@@ -621,6 +623,8 @@ def _start_pool(jobs: list, workers: int, fn=None) -> tuple[ProcessPoolExecutor,
     hangs up the whole process group, and the parent alone should answer it (it ends them)."""
     workers = min(workers, len(jobs))
     threads = max(1, (os.cpu_count() or 1) // workers)
+    if "kernels.raster_numba" in sys.modules:       # a note waiting for the first drawing (the command line's)
+        sys.modules["kernels.raster_numba"].drawing_starts()
     ctx = multiprocessing.get_context("spawn")
     hangup = {signal.SIGHUP} if hasattr(signal, "SIGHUP") else set()
     before = signal.pthread_sigmask(signal.SIG_BLOCK, hangup)

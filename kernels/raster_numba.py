@@ -610,6 +610,7 @@ def rasterize(prep: Prepared, height: int, width: int, bg_color: np.ndarray, bg_
     """
     f32 = lambda t: np.ascontiguousarray(t.numpy(), dtype=np.float32)  # noqa: E731
     i64 = lambda t: np.ascontiguousarray(t.numpy(), dtype=np.int64)  # noqa: E731
+    drawing_starts()
     B = prep.geom.shape[0]
     img = np.zeros((0, 3, 1, 1), np.float32) if bg_image is None else np.ascontiguousarray(bg_image, dtype=np.float32)
     with _LOCK, numba.parallel_chunksize(CHUNK):
@@ -625,6 +626,28 @@ def rasterize(prep: Prepared, height: int, width: int, bg_color: np.ndarray, bg_
         _render(prims, _Images(np.ascontiguousarray(bg_color, dtype=np.float32), img, atlas, sprites, sprite_hw),
                 out_u8, out_f32)
     return out_u8 if uint8 else out_f32
+
+
+_NOTE = None      # what note_before_compiling set: called once, before the first drawing
+
+
+def note_before_compiling(note) -> None:
+    """Have ``note()`` called once in this process, when it starts drawing (:func:`drawing_starts`),
+    if the renderer's kernel is not compiled on disk then; ``None`` takes it back. A program
+    announces a long first compile this way only after it has checked its input, so a refused
+    command still prints its one line of error alone."""
+    global _NOTE
+    _NOTE = note
+
+
+def drawing_starts() -> None:
+    """Say that drawing starts here (:func:`rasterize`), or in workers this process is about to
+    start: the note :func:`note_before_compiling` set is called, at most once, if the kernel
+    must compile first."""
+    global _NOTE
+    note, _NOTE = _NOTE, None
+    if note is not None and compiled_on_disk() is False:
+        note()
 
 
 def compiled_on_disk() -> bool | None:

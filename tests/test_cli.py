@@ -8,7 +8,7 @@ import pytest
 from PIL import Image
 
 from engine.cli import main
-from engine.registry import list_tasks
+from engine.registry import get_task, list_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -130,14 +130,38 @@ def test_internal_errors_keep_their_traceback(monkeypatch, capsys):
         main(["list"])
 
 
-def test_a_drawing_command_says_so_when_its_kernels_must_compile_first(monkeypatch, capsys):
+def test_a_drawing_command_says_so_when_its_kernels_must_compile_first_and_not_before_checking_its_input(
+        tmp_path, monkeypatch, capsys):
+    # a fresh machine: the note comes once drawing starts, so a refused command still
+    # prints its one line of error alone (a note printed first made it two lines)
     import kernels.raster_numba as rn
-    from engine import cli
+    from engine import outputs
 
     monkeypatch.setattr(rn, "compiled_on_disk", lambda: False)
-    cli._compile_note("generate")
-    assert "compiling the renderer's kernels" in capsys.readouterr().err
-    cli._compile_note("list")                       # listing draws nothing
-    monkeypatch.setattr(rn, "compiled_on_disk", lambda: True)
-    cli._compile_note("preview")
+    assert main(["preview", "shapes/colours", "--out", str(tmp_path / "x.gif")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("procvis: error:") and ".gif" in err[0]
+    assert main(["preview", "shapes/colours", "--out", str(tmp_path / "p.png"), "--count", "2", "--size", "32"]) == 0
+    assert capsys.readouterr().err.count("compiling the renderer's kernels") == 1
+    assert main(["list", "shapes/*"]) == 0                  # listing draws nothing
+    assert "compiling" not in capsys.readouterr().err
+    outputs.render_samples([get_task("shapes/colours").sample(0, 0)], 32)    # a library call later: no note
     assert capsys.readouterr().err == ""
+    # generate's parent says it before starting the workers that compile
+    started = []
+
+    class Pool:
+        def __init__(self, *a, **k):
+            started.append("pool")
+
+        def submit(self, fn, job):
+            return None
+    monkeypatch.setattr(outputs, "ProcessPoolExecutor", Pool)
+    rn.note_before_compiling(lambda: started.append("note"))
+    outputs._start_pool(["job"], 2)
+    assert started == ["note", "pool"]
+    monkeypatch.setattr(rn, "compiled_on_disk", lambda: True)
+    assert main(["preview", "shapes/colours", "--out", str(tmp_path / "q.png"), "--count", "2", "--size", "32"]) == 0
+    assert capsys.readouterr().err == ""
+
+

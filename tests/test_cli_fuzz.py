@@ -20,6 +20,14 @@ UNWRITABLE = "/sys/procvis-fuzz/out"              # refused even to root
 PATH_DESTS = {"out", "results", "scene", "runs"}  # options that name a file or folder
 
 
+@pytest.fixture(autouse=True)
+def _fresh_machine(monkeypatch):
+    # as on a new machine, where the renderer's kernels must compile first: its note must
+    # not join a refusal's one line
+    import kernels.raster_numba as rn
+    monkeypatch.setattr(rn, "compiled_on_disk", lambda: False)
+
+
 def _run(argv: list[str]) -> tuple[int, str]:
     """``(exit code, stderr)`` of ``procvis argv`` run in this process."""
     err = io.StringIO()

@@ -88,15 +88,23 @@ def test_only_processes_procvis_owns_have_their_collector_tuned(tmp_path, monkey
 
     frozen, real = [], gc.freeze
     monkeypatch.setattr(gc, "freeze", lambda: frozen.append(1) or real())
-    before = gc.get_freeze_count()
+    gc.unfreeze()              # the caller starts with nothing frozen (some hosts freeze at start-up)
     run = dict(count=2, size=32, workers=1, progress=False)
     generate("elvis/closure/feature_*", str(tmp_path / "library"), **run)
-    assert not frozen and gc.get_freeze_count() == before and not outputs._OWN_HEAP
-    assert main(["generate", "elvis/closure/feature_*", "--out", str(tmp_path / "cli"), "--count", "2", "--size",
-                 "32", "--workers", "1", "--quiet"]) == 0
-    assert frozen and gc.get_freeze_count() == before and not outputs._OWN_HEAP
+    assert not frozen and gc.get_freeze_count() == 0 and not outputs._OWN_HEAP
+    cli = ["generate", "elvis/closure/feature_*", "--count", "2", "--size", "32", "--workers", "1", "--quiet"]
+    assert main(cli + ["--out", str(tmp_path / "cli")]) == 0
+    assert frozen and gc.get_freeze_count() == 0 and not outputs._OWN_HEAP
     files = [json.loads((tmp_path / d / "manifest.json").read_text())["files"] for d in ("library", "cli")]
     assert files[0] == files[1]
+    # a caller that froze objects itself keeps them frozen, and the run freezes nothing more
+    real()
+    try:
+        before, frozen[:] = gc.get_freeze_count(), []
+        assert main(cli + ["--out", str(tmp_path / "cli2")]) == 0
+        assert not frozen and 0 < gc.get_freeze_count() <= before and not outputs._OWN_HEAP  # some freed since
+    finally:
+        gc.unfreeze()
     script = "import os\nfrom engine import outputs\noutputs._init_worker(1, os.getppid(), 1 << 30)\n" \
              "print(outputs._OWN_HEAP)\n"
     worker = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
