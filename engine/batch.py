@@ -24,25 +24,38 @@ class SceneBatch:
     Attributes:
         primitives: :class:`kernels.primitives.Primitives`, ``[B, N, ...]`` with a validity mask.
         background: ``[B, 3]`` float colours in [0, 1].
-        sprites: ``[S, 4, h, w]`` float premultiplied RGBA, zero-padded to the largest sprite.
+        atlas: the :class:`SpriteAtlas` behind :attr:`sprites` (shared by slices and by the
+            panel groups of one batch); a float tensor or ``None`` may be given instead (``None``
+            with ``sprites8``: the floats are made from it when first asked for).
         sprite_hw: ``[S, 2]`` long, each sprite's own ``(h, w)``.
-        sprites8: ``[S, 4, h, w]`` uint8 straight RGBA that ``sprites`` was made from
+        sprites8: ``[S, 4, h, w]`` uint8 straight RGBA that ``sprites`` is made from
             (``premultiplied(sprites8)`` equals it), or ``None`` when a sprite was not 8-bit: a
             quarter of the bytes, so it is what travels to another process or a device.
     """
 
     primitives: Primitives
     background: torch.Tensor
-    sprites: torch.Tensor
+    atlas: "SpriteAtlas | torch.Tensor | None"
     sprite_hw: torch.Tensor
     sprites8: torch.Tensor | None = None
+
+    def __post_init__(self):
+        if not isinstance(self.atlas, SpriteAtlas):
+            self.atlas = SpriteAtlas(self.atlas, self.sprites8, self.sprite_hw)
+
+    @property
+    def sprites(self) -> torch.Tensor:
+        """``[S, 4, h, w]`` float premultiplied RGBA, zero-padded to the largest sprite; made
+        from :attr:`sprites8` on first use (a batch rendered on a GPU or in another process
+        never needs it here)."""
+        return self.atlas.floats()
 
     def __len__(self) -> int:
         return self.background.shape[0]
 
     def slice(self, a: int, b: int) -> "SceneBatch":
         """Scenes ``a..b-1`` of the batch (views, sharing the sprite atlas)."""
-        return SceneBatch(Primitives(*(t[a:b] for t in self.primitives)), self.background[a:b], self.sprites,
+        return SceneBatch(Primitives(*(t[a:b] for t in self.primitives)), self.background[a:b], self.atlas,
                           self.sprite_hw, self.sprites8)
 
     @classmethod
@@ -140,6 +153,40 @@ def _sprite_indices(scenes, index: np.ndarray, batch_sprites: list) -> np.ndarra
     return index
 
 
+class SpriteAtlas:
+    """A batch's float sprite atlas, made from its 8-bit source (``[S,4,h,w]`` uint8, each
+    sprite's own size in ``hw [S,2]``) when first asked for, then kept: a batch collated in a
+    worker and rendered on a GPU or in another process only ships the source, and the floats
+    (4x its bytes: 333 MB for a batch of 64 KiVA trials at 224 px) are never made there."""
+
+    __slots__ = ("made", "source", "hw")
+
+    def __init__(self, made: torch.Tensor | None, source: torch.Tensor | None, hw: torch.Tensor):
+        if made is None and source is None:
+            raise ValueError("a sprite atlas needs its floats or its 8-bit source")
+        self.made, self.source, self.hw = made, source, hw
+
+    def floats(self) -> torch.Tensor:
+        """The ``[S,4,h,w]`` float premultiplied atlas (:func:`premultiplied` of the source;
+        where sprite sizes differ, only each sprite's own pixels are computed)."""
+        if self.made is None:
+            src, hw = self.source, self.hw
+            if bool((hw == hw[:1]).all()):
+                self.made = premultiplied(src)
+            else:
+                out = torch.zeros(src.shape, dtype=torch.float32, device=src.device)
+                for k, (sh, sw) in enumerate(hw.tolist()):
+                    out[k:k + 1, :, :sh, :sw] = premultiplied(src[k:k + 1, :, :sh, :sw])
+                self.made = out
+        return self.made
+
+    def __getstate__(self):
+        return self.made if self.source is None else None, self.source, self.hw   # floats are made again
+
+    def __setstate__(self, state):
+        self.made, self.source, self.hw = state
+
+
 def _atlas(images: list, shared: dict | None) -> tuple:
     """:func:`_pack_sprites` of ``images``, built once per ``shared`` dict for the same image
     objects (the dict holds the images, so their ids stay theirs while it lives)."""
@@ -151,11 +198,11 @@ def _atlas(images: list, shared: dict | None) -> tuple:
     return shared[key][1]
 
 
-def _pack_sprites(images: list) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None]:
-    """``(sprites, sprite_hw, sprites8)`` of :class:`SceneBatch` for ``images`` (each ``[3|4,
-    h, w]``, tensor or array): 8-bit images are stacked as they are and premultiplied
-    (:func:`premultiplied`; in one pass when all have one size); any other makes a float
-    atlas image by image (:func:`_premultiplied_one`) and no ``sprites8``."""
+def _pack_sprites(images: list) -> tuple:
+    """``(atlas, sprite_hw, sprites8)`` of :class:`SceneBatch` for ``images`` (each ``[3|4,
+    h, w]``, tensor or array): 8-bit images are stacked as they are (their floats made when
+    first used, :class:`SpriteAtlas`); any other makes a float atlas image by image
+    (:func:`_premultiplied_one`) and no ``sprites8``."""
     if not images:
         return torch.zeros(1, 4, 1, 1), torch.ones(1, 2, dtype=torch.long), None
     ts = [i.detach().to("cpu") if isinstance(i, torch.Tensor) else torch.tensor(np.asarray(i)) for i in images]
@@ -167,12 +214,7 @@ def _pack_sprites(images: list) -> tuple[torch.Tensor, torch.Tensor, torch.Tenso
             out8[k, :t.shape[0], :t.shape[1], :t.shape[2]] = t
             if t.shape[0] == 3:
                 out8[k, 3, :t.shape[1], :t.shape[2]] = 255
-        if bool((hw == hw[:1]).all()):
-            return premultiplied(out8), hw, out8
-        out = torch.zeros(len(ts), 4, h, w)          # sizes differ: only each sprite's own pixels
-        for k, (sh, sw) in enumerate(hw.tolist()):
-            out[k:k + 1, :, :sh, :sw] = premultiplied(out8[k:k + 1, :, :sh, :sw])
-        return out, hw, out8
+        return SpriteAtlas(None, out8, hw), hw, out8        # floats made when first used
     out = torch.zeros(len(ts), 4, h, w)
     for k, t in enumerate(ts):
         out[k, :, :t.shape[1], :t.shape[2]] = _premultiplied_one(t)
@@ -206,7 +248,8 @@ def sprites_on(batch: SceneBatch, device) -> tuple[torch.Tensor, torch.Tensor]:
     source crosses instead of the floats where the batch has one (a quarter of the bytes)
     and is premultiplied there (:func:`premultiplied`: the same bits)."""
     device = torch.device(device)
-    if batch.sprites8 is None or device.type == "cpu" or batch.sprites.device.type == device.type:
+    made = batch.atlas.made
+    if batch.sprites8 is None or device.type == "cpu" or (made is not None and made.device.type == device.type):
         return tuple(to_device([batch.sprites, batch.sprite_hw], device))
     sprites8, hw = to_device([batch.sprites8, batch.sprite_hw], device)
     return premultiplied(sprites8), hw

@@ -104,9 +104,7 @@ class _Merged:
         memory budget."""
         if hw != self.hw:
             return False
-        if sprites and self.sprites and not (
-                self.atlas.sprites.shape == batch.sprites.shape and torch.equal(self.atlas.sprites, batch.sprites)
-                and torch.equal(self.atlas.sprite_hw, batch.sprite_hw)):
+        if sprites and self.sprites and not _same_atlas(self.atlas, batch):
             return False
         N, V = max(self.N, batch.primitives.geom.shape[1]), max(self.V, batch.primitives.verts.shape[2])
         return (self.B + len(batch)) * N * (8 * V + PADDED_BYTES) <= memory_budget()
@@ -117,6 +115,17 @@ class _Merged:
         out = [(name, t.dtype, (self.P, 2) if name == "verts" else (self.B, self.N, *t.shape[2:]))
                for name, t in zip(Primitives._fields, first.primitives)]
         return out + [("background", first.background.dtype, (self.B, 3))]
+
+
+def _same_atlas(a: SceneBatch, b: SceneBatch) -> bool:
+    """Whether ``a`` and ``b`` draw from the same sprites: one atlas, or equal ones (compared
+    in 8 bits where both have them, so that no floats are made for it)."""
+    if a.atlas is b.atlas:
+        return True
+    if not torch.equal(a.sprite_hw, b.sprite_hw):
+        return False
+    x, y = (a.sprites8, b.sprites8) if a.sprites8 is not None and b.sprites8 is not None else (a.sprites, b.sprites)
+    return x.shape == y.shape and torch.equal(x, y)
 
 
 def pack(groups: list) -> Parcel:

@@ -164,3 +164,22 @@ def test_a_batchs_panel_groups_share_one_atlas_and_it_travels_once_in_8_bits():
     back = pickle.loads(pickle.dumps(frames)).groups
     assert len({id(b.sprites) for _, b, _ in back}) == 1
     assert torch.equal(back[0][1].sprites, batch.sprites)
+
+
+def test_a_deferred_batch_makes_no_float_atlas_until_it_is_drawn_here():
+    # a worker collates and packs for a GPU or another process: the float atlas (4x the bytes
+    # of its 8-bit source) is never made there; drawn here, it is made once for all groups
+    # and slices, equals premultiplying the source, and is not what a pickle carries
+    frames = deferred("kiva/*", n=8, size=96)
+    assert len({id(b.atlas) for _, b, _ in frames.groups}) == 1
+    batch = frames.groups[0][1]
+    frames._packed()
+    pickle.dumps(frames)
+    assert batch.atlas.made is None
+    images = frames.render("cpu")
+    made = batch.atlas.made
+    assert made is not None and torch.equal(made, premultiplied(batch.sprites8))
+    assert batch.slice(0, 1).sprites is made and frames.groups[1][1].sprites is made
+    assert torch.equal(images, next(iter(stream("kiva/*", seed=3, batch_size=8, size=96)))["images"])
+    sent = pickle.dumps(batch)
+    assert len(sent) < 2 * made.numel() and torch.equal(pickle.loads(sent).sprites, made)    # floats: 4 bytes each
