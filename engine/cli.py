@@ -737,8 +737,12 @@ DRAWING = ("generate", "preview", "render", "eval", "audit", "bench", "demo")
 
 
 def _compile_note() -> None:
-    print("procvis: compiling the renderer's kernels (first run only: about a minute on 2 cores; cached "
-          "on disk for later runs)", file=sys.stderr, flush=True)
+    note = ("procvis: compiling the renderer's kernels (first run only: about a minute on 2 cores; cached "
+            "on disk for later runs)")
+    if "tqdm" in sys.modules:             # a progress bar may be on the line: written above it
+        sys.modules["tqdm"].tqdm.write(note, file=sys.stderr)
+    else:
+        print(note, file=sys.stderr, flush=True)
 
 
 def main(argv=None) -> int:

@@ -536,6 +536,7 @@ def prepare(p: Primitives, height: int, width: int) -> Prepared:
     """The numba twin of :func:`kernels.raster.prepare` (CPU tensors in, CPU tensors out)."""
     import torch      # only here: the kernels themselves run on numpy arrays, and tests import them without torch
 
+    drawing_starts()
     B, N = p.valid.shape
     a = {k: np.empty(shape, dt) for k, shape, dt in (
         ("count", (B,), np.int64), ("perm", (B, N), np.int64), ("center", (B, N, 2), np.float32),
@@ -641,9 +642,9 @@ def note_before_compiling(note) -> None:
 
 
 def drawing_starts() -> None:
-    """Say that drawing starts here (:func:`rasterize`), or in workers this process is about to
-    start: the note :func:`note_before_compiling` set is called, at most once, if the kernel
-    must compile first."""
+    """Say that drawing starts here (the first sample drawn, :func:`prepare`, :func:`rasterize`),
+    or in workers this process is about to start: the note :func:`note_before_compiling` set
+    is called, at most once, if the kernel must compile first."""
     global _NOTE
     note, _NOTE = _NOTE, None
     if note is not None and compiled_on_disk() is False:

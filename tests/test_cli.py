@@ -147,8 +147,12 @@ def test_a_drawing_command_says_so_when_its_kernels_must_compile_first_and_not_b
     assert "compiling" not in capsys.readouterr().err
     outputs.render_samples([get_task("shapes/colours").sample(0, 0)], 32)    # a library call later: no note
     assert capsys.readouterr().err == ""
-    # generate's parent says it before starting the workers that compile
     started = []
+    rn.note_before_compiling(lambda: started.append("sampling"))     # sampling kernels compile too
+    get_task("shapes/colours").sample(0, 1)
+    assert started == ["sampling"]
+    started.clear()
+    # generate's parent says it before starting the workers that compile
 
     class Pool:
         def __init__(self, *a, **k):
