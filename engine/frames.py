@@ -63,6 +63,12 @@ class Frames:
             self._parcel = pack(self._groups)
         return self._parcel
 
+    def make_sprite_floats(self) -> None:
+        """Make the float sprite atlases a CPU render reads (:class:`engine.batch.SpriteAtlas`)
+        now, on this thread, instead of in the render."""
+        for _, batch, _ in self.groups:
+            batch.atlas.floats()
+
     def pin_memory(self) -> "Frames":
         """These frames packed in pinned host memory (a DataLoader with ``pin_memory=True``
         calls it), so that rendering on a GPU copies them without waiting."""

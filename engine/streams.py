@@ -244,6 +244,7 @@ class SampleStream(IterableDataset):
             ahead = None
             for j in batches:
                 frames, rest = self._unrendered(j)
+                frames.make_sprite_floats()            # on this thread, beside the render of the batch before
                 if ahead is not None:
                     yield finished(*ahead)
                 ahead = (pool.submit(render, frames, numba.get_num_threads()), rest)
