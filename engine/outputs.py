@@ -62,6 +62,7 @@ from .canvas import (BUDGET_ENV, ENCODE_BYTES_PER_PX, WORKER_BASE_BYTES, canvas_
 from .errors import Interrupted, OutputError, UserError
 from .lazy import lazy_module
 from .registry import family_of, get_family, get_task, resolve, run_settings
+from .task import drawing_starts
 
 if TYPE_CHECKING:
     import torch
@@ -623,8 +624,7 @@ def _start_pool(jobs: list, workers: int, fn=None) -> tuple[ProcessPoolExecutor,
     hangs up the whole process group, and the parent alone should answer it (it ends them)."""
     workers = min(workers, len(jobs))
     threads = max(1, (os.cpu_count() or 1) // workers)
-    if "kernels.raster_numba" in sys.modules:       # a note waiting for the first drawing (the command line's)
-        sys.modules["kernels.raster_numba"].drawing_starts()
+    drawing_starts()                                 # the workers draw: a note waiting for that is said now
     ctx = multiprocessing.get_context("spawn")
     hangup = {signal.SIGHUP} if hasattr(signal, "SIGHUP") else set()
     before = signal.pthread_sigmask(signal.SIG_BLOCK, hangup)

@@ -67,7 +67,7 @@ class Task:
         """The sample ``(self.id, seed, index)`` under the task's settings: pure and deterministic."""
         if self.batched:
             return self.build(self.batch(seed, [index]).draw(0), seed, index)
-        _drawing_starts()
+        drawing_starts()
         rng = sample_rng(seed, self.id, index)
         kwargs = dict(self.params)
         wants = _parameters(self.fn)
@@ -142,7 +142,7 @@ def draw_together(seed: int, members: list[tuple[Task, int]]):
         odd = next(t.id for t in tasks if t.batch_key != first.batch_key)
         raise ValueError(f"tasks {first.id} and {odd} cannot be drawn in one batch (another function, "
                          "group or settings)")
-    _drawing_starts()
+    drawing_starts()
     wants = _parameters(first.fn)
     kwargs = dict(first.params) if first.group is None else {k: [t.params[k] for t in tasks] for k in first.params}
     if "settings" in wants:
@@ -153,9 +153,10 @@ def draw_together(seed: int, members: list[tuple[Task, int]]):
     return first.fn(BatchRandom(member_keys(seed, [(t.id, i) for t, i in members])), **kwargs)
 
 
-def _drawing_starts() -> None:
-    """A note waiting for the first drawing (the command line's: sampling kernels compile on
-    first use too) is said now; nothing when none waits or the renderer was never imported."""
+def drawing_starts() -> None:
+    """:func:`kernels.raster_numba.drawing_starts` where the renderer is imported: a note
+    waiting for the first drawing (the command line's; sampling kernels compile on first use
+    too) is said now. Nothing when none waits or the renderer was never imported."""
     rn = sys.modules.get("kernels.raster_numba")
     if rn is not None:
         rn.drawing_starts()
