@@ -123,6 +123,19 @@ def test_photographs_and_textures_are_left_to_zlib(pattern):
         assert len(_inflates(rows)) > 1.2 * len(zlib.compress(rows.tobytes(), deflate.FALLBACK_LEVEL))
 
 
+def test_png_rows_put_each_pixels_three_bytes_after_a_zero_filter_byte():
+    g = torch.Generator().manual_seed(3)
+    image = torch.randint(0, 256, (3, 17, 23), dtype=torch.uint8, generator=g)
+    for planes in (image.numpy(), image.numpy()[:, ::2, 1::3]):          # contiguous, and a strided view
+        h, w = planes.shape[1:]
+        rows = deflate.png_rows(planes)
+        assert rows.shape == (h, 1 + 3 * w) and not rows[:, 0].any()
+        assert np.array_equal(rows[:, 1:].reshape(h, w, 3), planes.transpose(1, 2, 0))
+    for bad in (np.zeros((4, 2, 2), np.uint8), np.zeros((3, 2), np.uint8), np.zeros((3, 2, 2), np.float32)):
+        with pytest.raises(ValueError, match="png_rows takes"):
+            deflate.png_rows(bad)
+
+
 def test_bad_rows_are_refused_with_their_shape():
     for bad in (np.zeros((0, 5), np.uint8), np.zeros(5, np.uint8), np.zeros((2, 2), np.int16)):
         with pytest.raises(ValueError, match="zlib_rows takes non-empty"):
