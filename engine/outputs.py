@@ -339,8 +339,9 @@ def _shard_schema():
     return schema, _parquet_options(schema)
 
 
-def _write_parquet(path: Path, samples, images) -> None:
-    """Write one Parquet shard: ``images`` holds per sample the PNG bytes of its panels."""
+def _write_parquet(path: Path, samples, images) -> dict:
+    """Write one Parquet shard: ``images`` holds per sample the PNG bytes of its panels.
+    Returns ``{"size": bytes, "sha256": hex digest}`` of the file written."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -348,7 +349,14 @@ def _write_parquet(path: Path, samples, images) -> None:
     cols = {k: [r[k] for r in rows] for k in HF_FEATURES if k != "images"}
     cols["images"] = [[{"bytes": png, "path": None} for png in pngs] for pngs in images]
     schema, options = _shard_schema()
-    pq.write_table(pa.table(cols, schema=schema), path, **options)
+    # made in memory and written at once: the writer's own file makes about 80 small writes
+    # and seeks, and the digest would read the file back
+    sink = pa.BufferOutputStream()
+    pq.write_table(pa.table(cols, schema=schema), sink, **options)
+    data = sink.getvalue()
+    with open(path, "wb") as f:
+        f.write(data)
+    return {"size": data.size, "sha256": hashlib.sha256(data).hexdigest()}
 
 
 def _write_imagefolder(folder: Path, samples, images) -> None:
@@ -508,10 +516,11 @@ def _install_shard(out: str, cfg: RunConfig, task: str, k: int, samples: list, i
         final.parent.mkdir(parents=True, exist_ok=True)
         _remove(tmp)
         if cfg.format == "parquet":
-            _write_parquet(tmp, samples, images)
+            written = _write_parquet(tmp, samples, images)
+            record = {rel: [written["size"], written["sha256"]]}
         else:
             _write_imagefolder(tmp, samples, images)
-        record = _file_record(tmp, rel)
+            record = _file_record(tmp, rel)
         if not (root / RUN_FILE).exists():
             # the folder says whose shards it holds before the first one lands: a run stopped
             # between a worker's install and the parent's journal entry still resumes
