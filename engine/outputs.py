@@ -54,7 +54,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-
 from . import hub
 from .canvas import (BUDGET_ENV, ENCODE_BYTES_PER_PX, WORKER_BASE_BYTES, canvas_size, gib, images_per_batch,
                      memory_budget)
@@ -214,8 +213,10 @@ def encode_png(image: torch.Tensor) -> bytes:
 
     Written directly rather than through Pillow, whose adaptive row filtering costs more
     than the compression saves on rendered images."""
-    if image.dim() != 3 or image.shape[0] != 3:
-        raise ValueError(f"encode_png takes a [3,H,W] image, not {list(image.shape)}")
+    import torch                # loaded already wherever images are encoded (see the module's imports)
+
+    if image.dim() != 3 or image.shape[0] != 3 or image.dtype != torch.uint8:
+        raise ValueError(f"encode_png takes a [3,H,W] uint8 image, not {image.dtype} of shape {list(image.shape)}")
     h, w = int(image.shape[1]), int(image.shape[2])
     rows = deflate.png_rows(image.numpy())
     header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
@@ -349,14 +350,12 @@ def _write_parquet(path: Path, samples, images) -> dict:
     cols = {k: [r[k] for r in rows] for k in HF_FEATURES if k != "images"}
     cols["images"] = [[{"bytes": png, "path": None} for png in pngs] for pngs in images]
     schema, options = _shard_schema()
-    # made in memory and written at once: the writer's own file makes about 80 small writes
-    # and seeks, and the digest would read the file back
-    sink = pa.BufferOutputStream()
-    pq.write_table(pa.table(cols, schema=schema), sink, **options)
-    data = sink.getvalue()
-    with open(path, "wb") as f:
-        f.write(data)
-    return {"size": data.size, "sha256": hashlib.sha256(data).hexdigest()}
+    # through a buffered file of ours: pyarrow's own file made about 80 small writes and seeks
+    # per shard, and the digest then read the file back
+    with open(path, "wb", buffering=WRITE_BUFFER) as f:
+        out = _DigestingFile(f)
+        pq.write_table(pa.table(cols, schema=schema), out, **options)
+        return {"size": f.tell(), "sha256": out.sha256.hexdigest()}
 
 
 def _write_imagefolder(folder: Path, samples, images) -> None:
@@ -739,6 +738,35 @@ def _card(cfg: RunConfig, parts: list | None = None) -> str:
             f"--size {cfg.size} --format {cfg.format}{sets}`.\nLoad it with `datasets.load_dataset(\"<this folder>\")`; "
             f"each row has `images` (one per panel), `question`, `answer`, `answer_type`, and JSON text "
             f"`options` (the answer space of a fixed-choice answer) and `meta` (the task's own fields).\n")
+
+
+WRITE_BUFFER = 1 << 20        # bytes a shard's file gathers before each write to the disk
+
+
+class _DigestingFile:
+    """A binary file being written (from ``open(path, "wb")``) that keeps the sha256 of the
+    bytes written to it, for a writer that takes a file object: the file's digest without
+    reading it back. Closing is left to the file's owner."""
+
+    def __init__(self, f):
+        self.f, self.sha256 = f, hashlib.sha256()
+
+    def write(self, data) -> int:
+        self.sha256.update(data)
+        return self.f.write(data)
+
+    def tell(self) -> int:
+        return self.f.tell()
+
+    def flush(self) -> None:
+        self.f.flush()
+
+    @property
+    def closed(self) -> bool:
+        return self.f.closed
+
+    def writable(self) -> bool:
+        return True
 
 
 def _sha256(path: Path) -> str:

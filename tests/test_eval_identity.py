@@ -15,7 +15,7 @@ from evals.runners import OracleRunner, RandomRunner, runner_identity
 from evals.tiny_model import build_tiny_model
 from tests.runners import Recorder
 
-# one of the suite's processes runs every test here: the twin checkpoints (25-30 s) are built once
+# one of the suite's processes runs every test here: the twin checkpoints (25-40 s) are built once
 pytestmark = pytest.mark.xdist_group("eval_identity")
 
 TASK, COUNT, SIZE = "shapes/same_shape", 4, 32

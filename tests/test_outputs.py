@@ -325,8 +325,8 @@ def test_a_url_without_a_driver_is_refused_before_drawing(tmp_path, capsys, monk
     assert not (tmp_path / "cache" / "staging").exists()
 
 
-def test_encode_png_refuses_an_image_that_is_not_three_planes():
-    """A [4,H,W] image would otherwise lose its alpha plane silently."""
+def test_encode_png_refuses_an_image_that_is_not_three_planes_of_bytes():
+    """A [4,H,W] image would otherwise lose its alpha plane silently, a float one its values."""
     import re
 
     import torch
@@ -336,3 +336,6 @@ def test_encode_png_refuses_an_image_that_is_not_three_planes():
     for shape in ((4, 8, 8), (1, 8, 8), (8, 8)):
         with pytest.raises(ValueError, match=r"\[3,H,W\].*" + re.escape(str(list(shape)))):
             encode_png(torch.zeros(shape, dtype=torch.uint8))
+    for dtype in (torch.float32, torch.int16):
+        with pytest.raises(ValueError, match=r"encode_png takes a \[3,H,W\] uint8 image, not " + str(dtype)):
+            encode_png(torch.zeros((3, 8, 8), dtype=dtype))
