@@ -340,9 +340,9 @@ def _shard_schema():
     return schema, _parquet_options(schema)
 
 
-def _write_parquet(path: Path, samples, images) -> dict:
+def _write_parquet(path: Path, samples, images) -> list:
     """Write one Parquet shard: ``images`` holds per sample the PNG bytes of its panels.
-    Returns ``{"size": bytes, "sha256": hex digest}`` of the file written."""
+    Returns the file's ``[size, sha256]``, as :func:`_file_record` gives it."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -355,7 +355,7 @@ def _write_parquet(path: Path, samples, images) -> dict:
     with open(path, "wb", buffering=WRITE_BUFFER) as f:
         out = _DigestingFile(f)
         pq.write_table(pa.table(cols, schema=schema), out, **options)
-        return {"size": f.tell(), "sha256": out.sha256.hexdigest()}
+        return [f.tell(), out.sha256.hexdigest()]
 
 
 def _write_imagefolder(folder: Path, samples, images) -> None:
@@ -515,8 +515,7 @@ def _install_shard(out: str, cfg: RunConfig, task: str, k: int, samples: list, i
         final.parent.mkdir(parents=True, exist_ok=True)
         _remove(tmp)
         if cfg.format == "parquet":
-            written = _write_parquet(tmp, samples, images)
-            record = {rel: [written["size"], written["sha256"]]}
+            record = {rel: _write_parquet(tmp, samples, images)}
         else:
             _write_imagefolder(tmp, samples, images)
             record = _file_record(tmp, rel)
@@ -758,15 +757,9 @@ class _DigestingFile:
     def tell(self) -> int:
         return self.f.tell()
 
-    def flush(self) -> None:
-        self.f.flush()
-
     @property
     def closed(self) -> bool:
         return self.f.closed
-
-    def writable(self) -> bool:
-        return True
 
 
 def _sha256(path: Path) -> str:
