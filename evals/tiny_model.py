@@ -22,10 +22,15 @@ IMAGE_SIZE, PATCH = 28, 14   # 2x2 patches: 4 image tokens per image
 
 @functools.lru_cache(maxsize=1)
 def _corpus() -> tuple[str, ...]:
-    """Every registered task's first question and answer, plus the reply words the protocols
-    use: drawn once per process (a sample of every task takes seconds), then reused."""
+    """The first question and answer of one task per group of the registry (its first three
+    id parts: family, kind, category), plus the reply words the protocols use: drawn once per
+    process, then reused. One task per group, not every task: tasks of a group share their
+    wording, and drawing all 3,500 took about 30 s in every process that built a model."""
     texts = ["USER: ASSISTANT: A B C D yes no positive negative [1, 2, 3, 4] Judgment: Error Position: Type:"]
+    groups = {}
     for t in list_tasks():
+        groups.setdefault("/".join(t.split("/")[:3]), t)
+    for t in groups.values():
         s = get_task(t).sample(0, 0)
         texts += [s.question, s.answer_text]
     return tuple(texts)
