@@ -38,10 +38,15 @@ demo: setup
 # marked with one xdist_group run in one process (the Ray clusters).
 TEST_WORKERS ?= 2
 
+# The kernels are compiled once before the test processes start (engine/warm.py): until one
+# of them had written numba's disk cache, each would compile them again (about two minutes
+# on 2 cores), and so would the commands and clusters the tests start.
 test: setup
+	$(BIN)/python -m engine.warm
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup
 
 test-slow: setup
+	$(BIN)/python -m engine.warm
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m slow
 
 bench: setup

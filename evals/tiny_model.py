@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from engine.registry import get_task, list_tasks
+from engine.registry import get_task, representatives
 
 CHAT_TEMPLATE = (
     "{% for m in messages %}{{ m['role'].upper() }}: {% for c in m['content'] %}"
@@ -27,10 +27,7 @@ def _corpus() -> tuple[str, ...]:
     process, then reused. One task per group, not every task: tasks of a group share their
     wording, and drawing all 3,500 took about 30 s in every process that built a model."""
     texts = ["USER: ASSISTANT: A B C D yes no positive negative [1, 2, 3, 4] Judgment: Error Position: Type:"]
-    groups = {}
-    for t in list_tasks():
-        groups.setdefault("/".join(t.split("/")[:3]), t)
-    for t in groups.values():
+    for t in representatives(3):
         s = get_task(t).sample(0, 0)
         texts += [s.question, s.answer_text]
     return tuple(texts)
