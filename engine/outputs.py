@@ -315,15 +315,19 @@ _NO_STATISTICS = {"question", "options", "meta"}      # long texts
 
 
 def _parquet_options(schema) -> dict:
-    """``pyarrow.parquet`` writer options of every Parquet file procvis writes: zstd, and
-    min/max statistics only for the short scalar columns (those of the image bytes, the
-    metadata or the question would hold whole PNGs and texts in the footer: about 10 KB per
-    row group of ELVIS images, a sixth of a 10-sample shard)."""
+    """``pyarrow.parquet`` writer options of every Parquet file procvis writes: zstd, no
+    dictionary pages, and min/max statistics only for the short scalar columns (those of the
+    image bytes, the metadata or the question would hold whole PNGs and texts in the footer:
+    about 10 KB per row group of ELVIS images, a sixth of a 10-sample shard).
+
+    Dictionaries hashed every PNG and metadata text only to fall back to plain pages; without
+    them a 10-row ELVIS shard is written in 1,140 us instead of 1,272 and is 0.9% smaller
+    (zstd takes the repeats a dictionary would), 100-row shards of three families 0.2% smaller."""
     import pyarrow as pa
 
     short = [f.name for f in schema if f.name not in _NO_STATISTICS and not pa.types.is_nested(f.type)
              and not pa.types.is_binary(f.type) and not pa.types.is_large_binary(f.type)]
-    return {"compression": "zstd", "write_statistics": short}
+    return {"compression": "zstd", "use_dictionary": False, "write_statistics": short}
 
 
 @functools.cache
