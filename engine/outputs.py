@@ -1627,7 +1627,7 @@ class _HubShards:
 
     def __init__(self, root: Path, cfg: RunConfig, on_shard):
         self.root, self.cfg, self.on_shard = root, cfg, on_shard
-        self.writer, self.tmp = None, None
+        self.writer, self.tmp, self.file, self.out = None, None, None, None
 
     def add(self, result: tuple) -> int:
         """Write one piece (:func:`_hub_piece`'s result); returns its number of rows."""
@@ -1640,12 +1640,17 @@ class _HubShards:
                 final.parent.mkdir(parents=True, exist_ok=True)
                 self.tmp = final.parent / f"{TMP_PREFIX}{self.cfg.marker()}-{os.getpid()}-{final.name}"
                 _remove(self.tmp)
-                self.writer = pq.ParquetWriter(self.tmp, table.schema, **_parquet_options(table.schema))
+                # digested as written (:class:`_DigestingFile`): not read back, at up to 256 MiB a shard
+                self.file = open(self.tmp, "wb", buffering=WRITE_BUFFER)
+                self.out = _DigestingFile(self.file)
+                self.writer = pq.ParquetWriter(self.out, table.schema, **_parquet_options(table.schema))
             self.writer.write_table(table, row_group_size=self.cfg.shard_size)
             if j == n - 1:
                 self.writer.close()
                 self.writer = None
-                record = _file_record(self.tmp, rel)
+                record = {rel: [self.file.tell(), self.out.sha256.hexdigest()]}
+                self.file.close()
+                self.file = None
                 _install(self.tmp, final, self.cfg.marker())
                 self.on_shard(rel, record)
         except OSError as e:
@@ -1661,6 +1666,10 @@ class _HubShards:
             with contextlib.suppress(Exception):
                 self.writer.close()
             self.writer = None
+        if self.file is not None:
+            with contextlib.suppress(OSError):
+                self.file.close()
+            self.file = None
         if self.tmp is not None:
             _remove(self.tmp)
 
