@@ -149,7 +149,6 @@ def list_tasks(pattern: str | None = None, settings: dict | None = None) -> list
     return ids if pattern is None else [t for t in ids if fnmatch.fnmatchcase(t, pattern)]
 
 
-
 def representatives(parts: int, pattern: str | None = None) -> list[str]:
     """The first id (sorted) of each group of :func:`list_tasks` ``(pattern)`` sharing their
     first ``parts`` id parts: one task per family (``parts=1``), per family and kind (2), ..."""
@@ -157,6 +156,7 @@ def representatives(parts: int, pattern: str | None = None) -> list[str]:
     for t in list_tasks(pattern):
         first.setdefault("/".join(t.split("/")[:parts]), t)
     return list(first.values())
+
 
 def _could_match(pattern: str | None, prefix: str) -> bool:
     """Whether glob ``pattern`` may match an id starting with ``prefix`` (so a source whose
