@@ -178,7 +178,14 @@ def record(f: Factors, kind: str | None, broken: tuple, objects: list[dict], beh
             "constraints": {"kept": [c for c in constraints if c not in broken], "broken": list(broken)},
             "objects": objects, "background": behind, "occluders": front,
             "structure": info, "group_sizes": count_rule}
-    return meta, LABELS[0] if label else LABELS[1], "Rule: " + rule + ("" if label else f" Broken: {', '.join(broken)}.")
+    return meta, LABELS[0] if label else LABELS[1], caption(rule, kind, broken)
+
+
+def caption(rule: str, kind: str | None, broken: tuple) -> str:
+    """The caption of an image of a task with rule text ``rule`` (see :func:`record`)."""
+    if kind == "principle":
+        broken = ("principle",)
+    return "Rule: " + rule + ("" if kind is None else f" Broken: {', '.join(broken)}.")
 
 
 @FAMILY.task(cases=_cases(list(CATEGORIES)), description=_about, answer_distribution={"positive": 0.5, "negative": 0.5},
@@ -249,8 +256,8 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
     def broken_of(b: int) -> tuple:
         return tuple(p for p in fs[b].rel if p in broken and broken[p][b])
 
-    def caption(b: int) -> str:
-        return record(fs[b], kinds[b], broken_of(b), [], [], [], {})[2]
+    def caption_of(b: int) -> str:                          # the caption alone: no metadata built
+        return caption(rule_text(fs[b]), kinds[b], broken_of(b))
     cols = dict(shape=batched.looked_up(shape, SHAPE_INDEX.__getitem__, np.int64), center=centre, radius=radius,
                 color=rgb, valid=valid, rotation=turn, mouth=np.zeros_like(radius) if mouth is None else mouth)
     parts = [cols]
@@ -266,7 +273,7 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
         cols = {k: v[rows, order] for k, v in cols.items()}
     answers = [LABELS[0] if k is None else LABELS[1] for k in kinds]
     return ShapeBatch(**cols, question=QUESTION, answer=answers, answer_type="fixed", options=list(LABELS), meta=meta,
-                      background=BACKGROUND, caption=caption)
+                      background=BACKGROUND, caption=caption_of)
 
 
 def _discs(centre: np.ndarray, radius: np.ndarray, rgb: np.ndarray, valid: np.ndarray) -> dict:
