@@ -1661,17 +1661,19 @@ class _HubShards:
         return table.num_rows
 
     def abort(self) -> None:
-        """Close and remove the shard being written, if any."""
-        if self.writer is not None:
-            with contextlib.suppress(Exception):
-                self.writer.close()
+        """Close and remove the shard being written, if any (even when interrupted meanwhile)."""
+        try:
+            if self.writer is not None:
+                with contextlib.suppress(Exception):
+                    self.writer.close()
+        finally:
             self.writer = None
-        if self.file is not None:
-            with contextlib.suppress(OSError):
-                self.file.close()
-            self.file = None
-        if self.tmp is not None:
-            _remove(self.tmp)
+            if self.file is not None:
+                with contextlib.suppress(OSError):
+                    self.file.close()
+                self.file = None
+            if self.tmp is not None:
+                _remove(self.tmp)
 
 
 def _hub_strays(root: Path, parts: list) -> list[str]:

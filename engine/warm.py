@@ -17,35 +17,57 @@ from .registry import get_task, representatives
 SIZE = 64       # pixels: the kernels do not depend on the size, the time does
 
 
-def _render_one(task: str) -> None:
-    """Render and encode one sample of ``task``: compiles the rasterizer (the longest kernel
-    by far: about 100 s of the 130 on 2 cores)."""
-    from .outputs import encoded_panels
+def _render_one() -> None:
+    """Render one small scene: compiles the rasterizer (the longest kernel by far: about
+    100 s of the 130 on 2 cores), and nothing a family's sampling needs."""
+    from .rendering import render
+    from .scene import Scene
 
-    encoded_panels(get_task(task).samples(0, range(1)), SIZE)
+    scene = Scene()
+    scene.circle((0.5, 0.5), 0.3, color=(200, 30, 30))
+    render([scene], 16)
+
+
+def _start_renderer():
+    """A spawned process compiling the rasterizer, or ``None`` when it is compiled on disk
+    already or no process can be started here (a daemonic process): then this one does it."""
+    from kernels import raster_numba
+
+    if raster_numba.compiled_on_disk():
+        return None
+    try:
+        child = multiprocessing.get_context("spawn").Process(target=_render_one)
+        child.start()
+    except (AssertionError, OSError):
+        return None
+    return child
 
 
 def warm(pattern: str | None = None, parts: int = 2, processes: int = 2) -> list[str]:
     """Draw and encode two samples of one task per group of the registry (tasks sharing
     their first ``parts`` id parts; those matching ``pattern`` when given), compiling every
     kernel those draws reach. With ``processes`` > 1 the rasterizer compiles in a second
-    process meanwhile the samples are drawn and the PNG encoder compiles here. Returns the
-    task ids drawn."""
+    process meanwhile the samples are drawn and the PNG encoder compiles here (a note on
+    stderr if that process fails: this one compiles it then). Returns the task ids drawn."""
     import torch
 
     from .outputs import encode_png, encoded_panels
 
     chosen = representatives(parts, pattern)
-    child = None
-    if processes > 1 and chosen:
-        child = multiprocessing.get_context("spawn").Process(target=_render_one, args=(chosen[0],))
-        child.start()
+    child = _start_renderer() if processes > 1 and chosen else None
     try:
         encode_png(torch.zeros((3, 8, 8), dtype=torch.uint8))
         drawn = [get_task(t).samples(0, range(2)) for t in chosen]
+    except BaseException:
+        if child is not None:
+            child.terminate()
+        raise
     finally:
         if child is not None:
             child.join()
+    if child is not None and child.exitcode != 0:
+        print(f"procvis: note: the process compiling the rasterizer ended with exit code {child.exitcode}; "
+              "compiling it here", file=sys.stderr)
     for samples in drawn:                 # the rasterizer now loads from the disk cache
         encoded_panels(samples, SIZE)
     return chosen

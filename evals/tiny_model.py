@@ -1,8 +1,9 @@
 """A tiny, randomly initialised vision-language checkpoint built entirely in-process: a
-byte-level BPE tokenizer trained on the registered tasks' questions, a 2-layer CLIP vision
-tower and a 2-layer Llama text model joined LLaVA-style, its numpy-backed image processor
-and a chat template. ``HFRunner`` loads it exactly like a downloaded model, so tests run the
-real runner end to end offline. Its replies are noise: it validates plumbing, not skill.
+byte-level BPE tokenizer trained on questions of the registered tasks (one per group), a
+2-layer CLIP vision tower and a 2-layer Llama text model joined LLaVA-style, its
+numpy-backed image processor and a chat template. ``HFRunner`` loads it exactly like a
+downloaded model, so tests run the real runner end to end offline. Its replies are noise:
+it validates plumbing, not skill.
 """
 from __future__ import annotations
 

@@ -51,8 +51,8 @@ def main(device: str) -> dict:
     """Largest differences of the fused pass from the tiled path and from numba, whole
     batches and a batch cut into chunks (at most 7 entries each, or one scene), over scene
     colours and over a background image."""
-    # interpreted on the CPU every scene costs seconds: 6 random ones there (still more than
-    # the 7-entry chunks below hold), 20 on a GPU
+    # interpreted on the CPU every scene costs seconds: 6 random ones there (with the other
+    # three, still more scenes than the 7-entry chunks below hold), 20 on a GPU
     scenes = every_geometry() + make_scenes(6 if device == "cpu" else 20, 2, seed=5) + [Scene()]
     size = (40, 56)
     assert raster_torch._fused(torch.device(device)) is not None
