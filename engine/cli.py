@@ -274,13 +274,15 @@ def _generate_args(p):
                         "driver writes (s3://, gs://, az://, hf://): made in $PROCVIS_CACHE/staging, then uploaded")
     sampling_options(p, count=10, size=224)
     p.add_argument("--format", choices=("parquet", "imagefolder", "hf"), default="parquet",
-                   help="shard format: Parquet or imagefolder shards per task, or hf: the Hugging Face Hub layout "
+                   help="shard format: Parquet files per benchmark (many tasks to a file when each has few samples), "
+                        "imagefolder shards per task, or hf: the Hugging Face Hub layout "
                         "(a config per benchmark, the papers' splits, a dataset card, shards sized by bytes)")
     p.add_argument("--workers", type=workers_arg, default="auto",
                    help="worker processes (capped by the cores and the memory budget, with a note); auto: one "
                         "for runs under 2,000 samples, else every core")
     p.add_argument("--shard-size", type=positive_int("--shard-size", MAX_SHARD_SIZE), default=None,
-                   help="samples per shard (parquet, imagefolder: 256) or per Parquet row group (hf: 100)")
+                   help="samples per shard, a worker's unit of work (parquet, imagefolder: 256) or per Parquet row "
+                        "group (hf: 100)")
     p.add_argument("--shard-mb", type=real("--shard-mb", 0.01, 100_000), default=None,
                    help="hf only: target size of a shard in MiB (256); a small dataset gets one file per split")
     p.add_argument("--ray", nargs="?", const="local", default=None, metavar="ADDRESS",

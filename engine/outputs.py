@@ -5,7 +5,8 @@ Layout of an output folder::
     README.md                 dataset card whose ``configs`` lets ``datasets.load_dataset(DIR)``
                               read the data with no custom code
     run.json                  the run's identity: every setting that changes the bytes
-    data/<task>/shard-00000.parquet          (--format parquet)
+    data/<root>/shard-00000.parquet          (--format parquet: a benchmark's rows, its tasks in
+                                              order, shard_size rows a file; see Layout)
     images/<task>/shard-00000/{metadata.jsonl, 000000_0.png, ...}   (--format imagefolder)
     data/<config>/<split>-00000.parquet      (--format hf: per-benchmark configs, the papers'
                                               splits, shards sized by bytes; see engine.hub)
@@ -72,7 +73,7 @@ deflate = lazy_module("kernels.deflate")          # numba too: only where images
 
 FORMATS = ("parquet", "imagefolder", "hf")
 SHARD_SIZES = {"parquet": 256, "imagefolder": 256, "hf": 100}   # default rows per shard (hf: per row group)
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2            # 2: parquet rows of many tasks per file (Layout)
 
 RUN_FILE, CARD_FILE, MANIFEST_FILE = "run.json", "README.md", "manifest.json"
 LOCK_FILE, JOURNAL_FILE = ".procvis.lock", ".procvis-journal.jsonl"
@@ -122,14 +123,8 @@ class RunConfig:
         """Shards per task."""
         return math.ceil(self.count / self.shard_size)
 
-    def shards(self, tasks: list[str]):
-        """Every ``(task, shard number)`` of the run, lazily (an iterator: a run of 10**8
-        samples per task never holds a list of its shards)."""
-        n = self.shard_count()
-        return ((t, k) for t in tasks for k in range(n))
-
     def rows(self, k: int) -> range:
-        """The sample indices of shard ``k``."""
+        """The sample indices of a task's shard ``k`` (``imagefolder``: each shard one task's)."""
         return range(k * self.shard_size, min(self.count, (k + 1) * self.shard_size))
 
     def tree(self) -> str:
@@ -141,11 +136,104 @@ def _slug(task: str) -> str:
     return task.replace("/", "__")
 
 
-def shard_path(cfg: RunConfig, task: str, k: int) -> str:
-    """The shard's path relative to the output folder (a file, or a folder of images)."""
-    if cfg.format == "parquet":
-        return f"data/{_slug(task)}/shard-{k:05d}.parquet"
-    return f"images/{_slug(task)}/shard-{k:05d}"
+def _root(task: str) -> str:
+    """The task's root, the first part of its id (a benchmark: ``elvis``, ``kiva_adults``)."""
+    return task.split("/", 1)[0]
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One shard of a run: ``rel``, its path relative to the output folder (a Parquet file,
+    or a folder of images), and ``segments``, the samples it holds in row order as
+    ``(task, sample indices)`` pairs."""
+
+    rel: str
+    segments: tuple
+
+    @property
+    def rows(self) -> int:
+        """How many samples the shard holds."""
+        return sum(len(idx) for _, idx in self.segments)
+
+    def members(self) -> list[tuple[str, int]]:
+        """``(task, index)`` of every row, in order."""
+        return [(t, i) for t, idx in self.segments for i in idx]
+
+
+_PACKED = re.compile(r"data/([^/]+)/shard-(\d{5,})\.parquet")
+_PER_TASK = re.compile(r"images/([^/]+)/shard-(\d{5,})")
+
+
+class Layout:
+    """Where the samples of a run of ``tasks`` go.
+
+    * ``parquet``: per task root (the id's first part: ``elvis``, ``kiva_adults``, ...), its
+      rows (its tasks in the run's order, then sample index) cut into files of ``shard_size``
+      rows, ``data/<root>/shard-00000.parquet``: a file holds many tasks when their counts
+      are small (``elvis/*`` at 10 samples a task: 133 files, not 3,388 of 10 rows, each
+      with its own Parquet footer, writes and rename, about a fifth of the run's time), and
+      a task spans files when its count is large. A task's rows are consecutive: the ``task`` column's statistics let a
+      filtered read skip the other files.
+    * ``imagefolder``: shards of ``shard_size`` samples of one task,
+      ``images/<task>/shard-00000/`` (a folder per task is what one browses).
+
+    Everything is computed, never listed: a run of 10**8 samples per task never holds a list
+    of its shards."""
+
+    def __init__(self, cfg: RunConfig, tasks: list[str]):
+        self.cfg, self.tasks = cfg, list(tasks)
+        self.roots: dict[str, list[str]] = {}
+        for t in self.tasks:
+            self.roots.setdefault(_root(t), []).append(t)
+        self._position = {t: p for members in self.roots.values() for p, t in enumerate(members)}
+        self._folders = {f"data/{r}" for r in self.roots} if self.packed else \
+            {f"images/{_slug(t)}" for t in self.tasks}
+
+    @property
+    def packed(self) -> bool:
+        """Whether shards hold the rows of several tasks (``parquet``)."""
+        return self.cfg.format == "parquet"
+
+    def shards(self):
+        """Every :class:`Shard` of the run, in order, lazily."""
+        if not self.packed:
+            n = self.cfg.shard_count()
+            return (self._task_shard(t, k) for t in self.tasks for k in range(n))
+        return (self._packed_shard(r, k) for r in self.roots for k in range(self._file_count(r)))
+
+    def shard_of(self, task: str, index: int) -> Shard:
+        """The shard that holds sample ``index`` of ``task`` (one of the run's tasks)."""
+        if not self.packed:
+            return self._task_shard(task, index // self.cfg.shard_size)
+        return self._packed_shard(_root(task), (self._position[task] * self.cfg.count + index) // self.cfg.shard_size)
+
+    def folders(self) -> set[str]:
+        """The folders of the data tree that hold shards (relative paths)."""
+        return self._folders
+
+    def shard_number(self, rel: str) -> int | None:
+        """The number of the shard at ``rel`` in its folder, or None when no shard of the
+        run has that path."""
+        m = (_PACKED if self.packed else _PER_TASK).fullmatch(rel)
+        if m is None or m[2] != f"{int(m[2]):05d}":          # not the name as written
+            return None
+        k = int(m[2])
+        if self.packed:
+            return k if m[1] in self.roots and k < self._file_count(m[1]) else None
+        return k if f"images/{m[1]}" in self._folders and k < self.cfg.shard_count() else None
+
+    def _file_count(self, root: str) -> int:
+        return math.ceil(len(self.roots[root]) * self.cfg.count / self.cfg.shard_size)
+
+    def _task_shard(self, task: str, k: int) -> Shard:
+        return Shard(f"images/{_slug(task)}/shard-{k:05d}", ((task, self.cfg.rows(k)),))
+
+    def _packed_shard(self, root: str, k: int) -> Shard:
+        members, count, size = self.roots[root], self.cfg.count, self.cfg.shard_size
+        a, b = k * size, min(len(members) * count, (k + 1) * size)
+        segments = tuple((members[p], range(max(a - p * count, 0), min(b - p * count, count)))
+                         for p in range(a // count, (b - 1) // count + 1))
+        return Shard(f"data/{root}/shard-{k:05d}.parquet", segments)
 
 
 def procvis_version() -> str:
@@ -459,12 +547,10 @@ def _settle_heap() -> None:
         gc.freeze()
 
 
-def _write_shard(out: str, cfg: RunConfig, task: str, k: int) -> tuple[str, int, dict]:
+def _write_shard(out: str, cfg: RunConfig, shard: Shard) -> tuple[str, int, dict]:
     """Generate, render and atomically write one shard (over a damaged one); returns its
     relative path, its number of samples and its file record."""
-    _settle_heap()
-    samples = get_task(task, cfg.settings).samples(cfg.seed, cfg.rows(k))
-    return _install_shard(out, cfg, task, k, samples, encoded_panels(samples, cfg.size))
+    return _write_bundle(out, cfg, [shard])[0]
 
 
 def _drawn(cfg: RunConfig, members: list) -> tuple[list, list]:
@@ -491,28 +577,23 @@ def _drawn(cfg: RunConfig, members: list) -> tuple[list, list]:
     return samples, images
 
 
-def _write_bundle(out: str, cfg: RunConfig, shards: list[tuple[str, int]]) -> list[tuple[str, int, dict]]:
-    """Write the ``shards`` ``(task, k)`` of batched tasks sharing one batch key (as
-    :func:`_write_shard` writes each, the same files), drawn together by :func:`_drawn`.
-    Returns each shard's result, in order."""
-    tasks = {t: get_task(t, cfg.settings) for t, _ in shards}
-    if not tasks[shards[0][0]].batched:                   # a task drawn one sample at a time: shard by shard
-        return [_write_shard(out, cfg, t, k) for t, k in shards]
+def _write_bundle(out: str, cfg: RunConfig, shards: list[Shard]) -> list[tuple[str, int, dict]]:
+    """Write the ``shards`` (each as :func:`_write_shard` writes it alone, the same files),
+    their samples drawn together by :func:`_drawn`. Returns each shard's result, in order."""
     _settle_heap()
-    samples, images = _drawn(cfg, [(tasks[t], i) for t, k in shards for i in cfg.rows(k)])
+    samples, images = _drawn(cfg, [(get_task(t, cfg.settings), i) for s in shards for t, i in s.members()])
     out_rows, at = [], 0
-    for t, k in shards:
-        n = len(cfg.rows(k))
-        out_rows.append(_install_shard(out, cfg, t, k, samples[at:at + n], images[at:at + n]))
-        at += n
+    for s in shards:
+        out_rows.append(_install_shard(out, cfg, s, samples[at:at + s.rows], images[at:at + s.rows]))
+        at += s.rows
     return out_rows
 
 
-def _install_shard(out: str, cfg: RunConfig, task: str, k: int, samples: list, images: list) -> tuple[str, int, dict]:
-    """Atomically write shard ``k`` of ``task`` holding ``samples`` and their PNG ``images``;
-    returns its relative path, its number of samples and its file record."""
+def _install_shard(out: str, cfg: RunConfig, shard: Shard, samples: list, images: list) -> tuple[str, int, dict]:
+    """Atomically write ``shard`` holding ``samples`` and their PNG ``images``; returns its
+    relative path, its number of samples and its file record."""
     root = Path(out)
-    rel = shard_path(cfg, task, k)
+    rel = shard.rel
     final = root / rel
     tmp = final.parent / f"{TMP_PREFIX}{cfg.marker()}-{os.getpid()}-{final.name}"
     try:
@@ -539,26 +620,37 @@ def _install_shard(out: str, cfg: RunConfig, task: str, k: int, samples: list, i
 BUNDLE = 256   # samples of one batch key's shards a local worker draws and renders together
 
 
+def _batch_key(cfg: RunConfig, shard: Shard):
+    """The batch key every task of ``shard`` shares, or None (a task drawn alone, or several keys)."""
+    keys = {get_task(t, cfg.settings).batch_key if get_task(t, cfg.settings).batched else None
+            for t, _ in shard.segments}
+    return keys.pop() if len(keys) == 1 else None
+
+
 def _bundled(jobs):
-    """``jobs`` (``(out, cfg, task, k)``, in order) with consecutive shards of batched tasks
+    """``jobs`` (``(out, cfg, shard)``, in order) with consecutive shards of batched tasks
     sharing a batch key gathered into bundles of about :data:`BUNDLE` samples: each item
-    ``(out, cfg, [(task, k), ...])``."""
+    ``(out, cfg, [shard, ...])``."""
     bundle, key, size, where = [], None, 0, None      # where: the bundle's (out, cfg)
-    for out, c, t, k in jobs:
-        task = get_task(t, c.settings)
-        here = task.batch_key if task.batched else None
+    for out, c, shard in jobs:
+        here = _batch_key(c, shard)
         if bundle and (here is None or here != key or size >= BUNDLE or (out, c) != where):
             yield (*where, bundle)
             bundle, size = [], 0
-        bundle.append((t, k))
-        key, size, where = here, size + len(c.rows(k)), (out, c)
+        bundle.append(shard)
+        key, size, where = here, size + shard.rows, (out, c)
     if bundle:
         yield (*where, bundle)
 
 
 def write_shard(out: str, cfg: RunConfig, task: str, k: int) -> int:
-    """Generate, render and atomically write one shard; returns its number of samples."""
-    return _write_shard(out, cfg, task, k)[1]
+    """Generate, render and atomically write shard ``k`` of a run of ``task`` alone (its
+    samples ``k * shard_size`` on); returns its number of samples."""
+    shard = next(itertools.islice(Layout(cfg, [task]).shards(), k, None), None)
+    if shard is None:
+        raise UserError(f"shard {k} of {task!r}: a run of {cfg.count} samples has "
+                        f"{math.ceil(cfg.count / cfg.shard_size)} shards")
+    return _write_shard(out, cfg, shard)[1]
 
 
 def _watch_parent(parent: int) -> None:
@@ -680,7 +772,7 @@ def _stops_held():
 
 
 def _run_jobs(jobs, workers: int, done) -> None:
-    """Write every shard of ``jobs`` (an iterable of ``(out, cfg, task, k)``, consumed lazily:
+    """Write every shard of ``jobs`` (an iterable of ``(out, cfg, shard)``, consumed lazily:
     at most two bundles per worker are submitted at a time; shards of batched tasks sharing a
     batch key go together, :func:`_bundled`), calling ``done(result)`` as each shard
     completes; on any failure or interruption the workers are ended before the exception
@@ -945,24 +1037,6 @@ def _own_image_file(path: Path, rows: range) -> bool:
     return path.name == "metadata.jsonl" or (m is not None and int(m[1]) in rows)
 
 
-class _ExpectedShards:
-    """``rel in expected`` and ``expected[rel]`` (the shard number) for the shards of a run,
-    computed from the name: no table of every shard is built."""
-
-    def __init__(self, cfg: RunConfig):
-        self.cfg = cfg
-        ext = r"\.parquet" if cfg.format == "parquet" else ""
-        self.pattern = re.compile(rf"{cfg.tree()}/[^/]+/shard-(\d{{5,}}){ext}")
-
-    def __contains__(self, rel: str) -> bool:
-        m = self.pattern.fullmatch(rel)
-        return m is not None and shard_path(self.cfg, "x", int(m[1])).split("/")[-1] == rel.split("/")[-1] \
-            and int(m[1]) < self.cfg.shard_count()
-
-    def __getitem__(self, rel: str) -> int:
-        return int(self.pattern.fullmatch(rel)[1])
-
-
 def _strays(root: Path, cfg: RunConfig, tasks: list[str]) -> list[str]:
     """Entries of the data tree that no shard of this run accounts for (relative paths):
     files and folders procvis did not write, which it must not remove."""
@@ -972,25 +1046,25 @@ def _strays(root: Path, cfg: RunConfig, tasks: list[str]) -> list[str]:
         return []
     if not tree.is_dir() or tree.is_symlink():
         return [name]
-    expected = _ExpectedShards(cfg)
-    task_dirs = {f"{name}/{_slug(t)}" for t in tasks}
+    layout = Layout(cfg, tasks)
     out = []
     for d in sorted(tree.iterdir()):
         rel = f"{name}/{d.name}"
-        if rel not in task_dirs or not d.is_dir() or d.is_symlink():
+        if rel not in layout.folders() or not d.is_dir() or d.is_symlink():
             out.append(rel)
             continue
         for s in sorted(d.iterdir()):
             srel = f"{rel}/{s.name}"
-            if srel not in expected:
+            k = layout.shard_number(srel)
+            if k is None:
                 out.append(srel)
-            elif cfg.format == "parquet":
+            elif layout.packed:
                 if not s.is_file() or s.is_symlink():
                     out.append(srel)
             elif not s.is_dir() or s.is_symlink():
                 out.append(srel)
             else:
-                rows = cfg.rows(expected[srel])
+                rows = cfg.rows(k)
                 out += [f"{srel}/{f.name}" for f in sorted(s.iterdir()) if not _own_image_file(f, rows)]
     return out
 
@@ -1164,16 +1238,15 @@ def _mismatch(path: Path, size: int | None, sha: str) -> str | None:
     return None
 
 
-def _shard_problem(root: Path, cfg: RunConfig, task: str, k: int, mine: dict) -> str | None:
-    """What is wrong with shard ``k`` of ``task`` (``UNRECORDED``: on disk or not, no record
-    says what it should hold), or ``None`` when it matches its record and its rows are right.
-    ``mine``: the recorded files of this shard (``{file: (size, sha256)}``)."""
-    rel = shard_path(cfg, task, k)
-    if not (root / rel).exists():
+def _shard_problem(root: Path, cfg: RunConfig, shard: Shard, mine: dict) -> str | None:
+    """What is wrong with ``shard`` (``UNRECORDED``: on disk or not, no record says what it
+    should hold), or ``None`` when it matches its record and its rows are right. ``mine``:
+    the recorded files of this shard (``{file: (size, sha256)}``)."""
+    if not (root / shard.rel).exists():
         return "missing" if mine else UNRECORDED
     if not mine:
         return UNRECORDED
-    return _files_problem(root, rel, mine) or _rows_problem(root, cfg, task, k)
+    return _files_problem(root, shard.rel, mine) or _rows_problem(root, cfg, shard)
 
 
 # ---------------------------------------------------------------- generate
@@ -1225,8 +1298,9 @@ def generate(pattern: str, out: str, seed: int = 0, count: int = 10, size: int =
     ``size`` pixels square (or their own extent), with family ``settings`` (qualified names,
     e.g. ``{"jigsaw.images": "/data/photos"}``; defaults for the rest).
 
-    ``fmt``: ``parquet`` or ``imagefolder`` (shards of ``shard_size`` samples of one task,
-    default 256), or ``hf`` (the Hub layout of :mod:`engine.hub`: Parquet shards of about
+    ``fmt``: ``parquet`` (files of ``shard_size`` rows of a task root, default 256: many
+    tasks to a file when each has few samples, :class:`Layout`), ``imagefolder`` (shards of
+    ``shard_size`` samples of one task, default 256), or ``hf`` (the Hub layout of :mod:`engine.hub`: Parquet shards of about
     ``shard_bytes`` bytes, default 256 MiB, per config and split, row groups of
     ``shard_size`` rows, default 100). ``workers``: local worker processes, capped by the cores
     and the memory budget (with a note); ``"auto"`` (the default) takes one process for runs
@@ -1294,17 +1368,17 @@ def _generate_locked(root: Path, cfg: RunConfig, tasks: list[str], workers: int,
     bar = _progress_bar(progress, len(tasks) * cfg.count)
 
     def jobs():                                    # lazily: a run never lists all its shards
-        for t, k in cfg.shards(tasks):
-            rel = shard_path(cfg, t, k)
-            problem = _shard_problem(root, cfg, t, k, dict(by_shard.get(rel, [])))
+        for shard in Layout(cfg, tasks).shards():
+            rel = shard.rel
+            problem = _shard_problem(root, cfg, shard, dict(by_shard.get(rel, [])))
             if problem is None:
                 files.update({f: (s if s is not None else (root / f).stat().st_size, h)
                               for f, (s, h) in by_shard.get(rel, [])})
-                bar.update(len(cfg.rows(k)))
+                bar.update(shard.rows)
                 continue
             if problem != UNRECORDED:
                 print(f"procvis: repairing {rel}: {problem}", file=sys.stderr)
-            yield str(root), cfg, t, k
+            yield str(root), cfg, shard
     try:
         journal = _Journal(root, cfg.marker())
         written = []
@@ -1444,7 +1518,7 @@ def _check_rows(root: Path, cfg: RunConfig, tasks: list[str], parts: list | None
         every = ((p.shard_file(k), lambda p=p, k=k: _hub_rows_problem(root, cfg, p, k))
                  for p in parts for k in range(p.shard_count()))
     else:
-        every = ((shard_path(cfg, t, k), lambda t=t, k=k: _rows_problem(root, cfg, t, k)) for t, k in cfg.shards(tasks))
+        every = ((s.rel, lambda s=s: _rows_problem(root, cfg, s)) for s in Layout(cfg, tasks).shards())
     shards = {f if cfg.format != "imagefolder" else f.rsplit("/", 1)[0] for f in files}
     for rel, rows_problem in every:
         target = rel if cfg.format != "imagefolder" else f"{rel}/metadata.jsonl"
@@ -1463,18 +1537,21 @@ def verify(out: str) -> list[str]:
     return list(check(out))
 
 
-def _rows_problem(root: Path, cfg: RunConfig, task: str, k: int) -> str | None:
-    """What is wrong with the rows of shard ``k`` of ``task``, or ``None``."""
-    rel = shard_path(cfg, task, k)
-    path = root / rel if cfg.format == "parquet" else root / rel / "metadata.jsonl"
+def _rows_problem(root: Path, cfg: RunConfig, shard: Shard) -> str | None:
+    """What is wrong with the rows of ``shard``, or ``None``."""
+    path = root / shard.rel if cfg.format == "parquet" else root / shard.rel / "metadata.jsonl"
     try:
         rows = _rows(path)
     except Exception as e:     # any damage a reader trips on means the same: rewrite the shard
         return f"{path.relative_to(root).as_posix()} cannot be read ({type(e).__name__})"
-    want = list(cfg.rows(k))
-    if [t for t, _, _ in rows] != [task] * len(want) or [i for _, i, _ in rows] != want:
-        return f"holds {len(rows)} rows, not rows {want[0]}..{want[-1]} of {task}"
-    if _other_settings(cfg, task, [meta for _, _, meta in rows]):
+    if [(t, i) for t, i, _ in rows] != shard.members():
+        (first, a), (last, b) = shard.members()[0], shard.members()[-1]
+        span = f"rows {a}..{b} of {first}" if first == last else f"its rows from {first} {a} to {last} {b}"
+        return f"holds {len(rows)} rows, not {span}"
+    metas: dict[str, list] = {}
+    for t, _, meta in rows:
+        metas.setdefault(t, []).append(meta)
+    if any(_other_settings(cfg, t, m) for t, m in metas.items()):
         return "holds rows drawn under other family settings"
     return None
 
@@ -1809,5 +1886,5 @@ def _hub_card(cfg: RunConfig, parts: list) -> str:
                                                               cfg.seed, note)
 
 
-__all__ = ["generate", "verify", "check", "load_manifest", "render_samples", "encode_png", "write_shard", "FORMATS",
+__all__ = ["generate", "verify", "check", "load_manifest", "render_samples", "encode_png", "write_shard", "Layout", "Shard", "FORMAT_VERSION", "FORMATS",
            "SHARD_SIZES", "OutputError", "RunConfig", "hub_locate", "hub_plan"]

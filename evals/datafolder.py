@@ -19,7 +19,8 @@ import numpy as np
 import torch
 
 from engine.errors import UserError
-from engine.outputs import MANIFEST_FILE, RunConfig, hub_locate, hub_plan, load_manifest, procvis_version, shard_path
+from engine.outputs import (FORMAT_VERSION, MANIFEST_FILE, Layout, RunConfig, hub_locate, hub_plan, load_manifest,
+                            procvis_version)
 
 KEEP_SHARDS = 4          # shards held in memory at once (their PNG bytes)
 
@@ -38,10 +39,15 @@ class DataFolder:
             raise UserError(f"--data {str(folder)!r}: no readable {MANIFEST_FILE}; expected a folder written by "
                             "'procvis generate'") from None
         self.version = manifest.get("procvis_version")
+        if manifest.get("format_version") != FORMAT_VERSION:
+            raise UserError(f"--data {str(folder)!r} holds a dataset of format version "
+                            f"{manifest.get('format_version')!r}; this procvis ({procvis_version()}) reads version "
+                            f"{FORMAT_VERSION}: regenerate it")
         self.seed, self.size, self.count = self.cfg.seed, self.cfg.size, self.cfg.count
         self.settings = dict(self.cfg.settings or {})
         self._shards: dict[tuple, dict[tuple[str, int], tuple[dict, list[bytes]]]] = {}
         self._plan = None                 # an hf folder's shard plan, made on first use
+        self._layout = None               # another folder's layout, made on first use
 
     def fit(self, seed, size, settings, count) -> tuple[int, int, dict, int]:
         """The run's ``(seed, size, settings, count)``: the folder's, where the caller gave
@@ -91,16 +97,18 @@ class DataFolder:
 
     def _shard_of(self, task: str, index: int) -> tuple:
         """The key of the piece of the folder that holds ``(task, index)``: ``(file, row
-        group)`` in an ``hf`` folder (shards hold many tasks), else ``(task, shard number)``."""
+        group)`` in an ``hf`` folder, else ``(shard path, None)``."""
         if self.cfg.format != "hf":
-            return task, index // self.cfg.shard_size
+            if self._layout is None:
+                self._layout = Layout(self.cfg, self.tasks)
+            return self._layout.shard_of(task, index).rel, None
         if self._plan is None:
             self._plan = hub_plan(str(self.root))
         return hub_locate(str(self.root), task, index, self._plan)
 
     def _read_shard(self, key: tuple) -> dict[tuple[str, int], tuple[dict, list[bytes]]]:
         """``{(task, index): (row, PNG bytes of its panels)}`` of the piece ``key``."""
-        rel = key[0] if self.cfg.format == "hf" else shard_path(self.cfg, *key)
+        rel = key[0]
         path = self.root / rel
         try:
             if self.cfg.format in ("parquet", "hf"):

@@ -196,15 +196,24 @@ def test_workers_are_capped_by_memory(monkeypatch):
 
 
 def test_shards_are_listed_lazily():
-    from engine.outputs import RunConfig, _ExpectedShards
+    from engine.outputs import Layout, RunConfig
 
-    cfg = RunConfig(pattern="x", seed=0, count=10 ** 8, size=16, format="parquet", shard_size=1)
-    t = time.perf_counter()
-    shards = cfg.shards(["a/b"] * 1000)
-    assert next(iter(shards)) == ("a/b", 0) and time.perf_counter() - t < 0.1
-    expected = _ExpectedShards(cfg)
-    assert "data/a__b/shard-99999999.parquet" in expected and "data/a__b/shard-100000000.parquet" not in expected
-    assert "data/a__b/shard-7.parquet" not in expected and expected["data/a__b/shard-00007.parquet"] == 7
+    tasks = [f"a/b{i}" for i in range(1000)]
+    for fmt in ("parquet", "imagefolder"):
+        cfg = RunConfig(pattern="x", seed=0, count=10 ** 8, size=16, format=fmt, shard_size=3)
+        t = time.perf_counter()
+        layout = Layout(cfg, tasks)
+        first = next(iter(layout.shards()))
+        assert first.members() == [("a/b0", 0), ("a/b0", 1), ("a/b0", 2)] and time.perf_counter() - t < 0.1
+    last = 1000 * 10 ** 8 // 3                        # parquet: the family's rows in files of 3
+    packed = Layout(RunConfig(pattern="x", seed=0, count=10 ** 8, size=16, format="parquet", shard_size=3), tasks)
+    assert packed.shard_number(f"data/a/shard-{last:05d}.parquet") == last
+    assert packed.shard_number(f"data/a/shard-{last + 1:05d}.parquet") is None
+    assert packed.shard_number("data/a/shard-7.parquet") is None and packed.shard_number("data/b/shard-00007.parquet") is None
+    assert packed.shard_number("data/a/shard-00007.parquet") == 7
+    # sample 10**8 - 1 of a/b1 is row 2 * 10**8 - 1 of the family: file (2 * 10**8 - 1) // 3
+    assert packed.shard_of("a/b1", 10 ** 8 - 1).rel == f"data/a/shard-{(2 * 10 ** 8 - 1) // 3:05d}.parquet"
+    assert packed.shard_of("a/b1", 0).segments == (("a/b0", range(10 ** 8 - 1, 10 ** 8)), ("a/b1", range(0, 2)))
 
 
 def test_huge_counts_are_refused_before_work():

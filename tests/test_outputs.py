@@ -69,7 +69,7 @@ def test_a_parent_with_workers_leaves_torch_to_them(tmp_path):
     # it first started them about a second later
     script = tmp_path / "run.py"
     script.write_text("import sys\nfrom engine.outputs import generate\nif __name__ == '__main__':\n"
-                      "    generate('shapes/count/*', sys.argv[1], count=3, size=32, workers=2, progress=False)\n"
+                      "    generate('shapes/count/*', sys.argv[1], count=3, size=32, workers=2, shard_size=2, progress=False)\n"
                       "    print('TORCH' if 'torch._C' in sys.modules else 'LIGHT')\n")
     run = subprocess.run([sys.executable, str(script), str(tmp_path / "out")], capture_output=True, text=True,
                          cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": "."}, timeout=300)
@@ -113,21 +113,24 @@ def test_only_processes_procvis_owns_have_their_collector_tuned(tmp_path, monkey
 
 
 @pytest.mark.parametrize("pattern", ["elvis/closure/feature_*", "shapes/[cs][oi]*"])
-def test_shards_drawn_together_are_the_shards_written_one_at_a_time(tmp_path, pattern):
+@pytest.mark.parametrize("fmt", ["imagefolder", "parquet"])
+def test_shards_drawn_together_are_the_shards_written_one_at_a_time(tmp_path, pattern, fmt):
     """Shards of batched tasks sharing a batch key are drawn and rendered together (one
-    bundle across tasks, rendered from the drawn columns); every file is the one writing
-    that shard alone (each sample's Scene rendered) gives."""
+    bundle across tasks, rendered from the drawn columns), and a Parquet shard holds rows of
+    several tasks; every file is the one writing that shard alone gives."""
     from engine import outputs
     a, b = tmp_path / "a", tmp_path / "b"
-    m = generate(pattern, str(a), seed=2, count=5, size=48, shard_size=2, fmt="imagefolder", progress=False)
-    bundles = list(outputs._bundled([(str(a), outputs.RunConfig(**m["config"]), t, k) for t in m["tasks"]
-                                     for k in range(3)]))
-    if pattern.startswith("elvis"):
-        assert len(bundles) < len(m["tasks"]) and max(len(s) for _, _, s in bundles) > 3       # across tasks
+    m = generate(pattern, str(a), seed=2, count=5, size=48, shard_size=2 if fmt == "imagefolder" else 7, fmt=fmt,
+                 progress=False)
     cfg = outputs.RunConfig(**m["config"])
-    for t in m["tasks"]:
-        for k in range(cfg.shard_count()):
-            outputs.write_shard(str(b), cfg, t, k)
+    shards = list(outputs.Layout(cfg, m["tasks"]).shards())
+    bundles = list(outputs._bundled([(str(a), cfg, s) for s in shards]))
+    if pattern.startswith("elvis") and fmt == "imagefolder":
+        assert len(bundles) < len(m["tasks"]) and max(len(s) for _, _, s in bundles) > 3       # across tasks
+    if fmt == "parquet":
+        assert len(shards) == -(-len(m["tasks"]) * 5 // 7) and any(len(s.segments) > 1 for s in shards)
+    for s in shards:
+        outputs._write_shard(str(b), cfg, s)
     drawn, alone = _files(a), _files(b)
     assert alone and all(drawn[f] == data for f, data in alone.items())
 
@@ -246,7 +249,7 @@ def test_verify_finds_a_folder_mixed_from_two_image_sources(tmp_path, fmt):
         generate(JIGSAW, str(out), count=4, size=24, shard_size=2, fmt=fmt, progress=False,
                  settings={"jigsaw.images": f"generated:{n}", "jigsaw.image_size": 48})
     assert verify(str(a)) == [] and verify(str(b)) == []
-    shard = "data/jigsaw__connection/shard-00001.parquet" if fmt == "parquet" else \
+    shard = "data/jigsaw/shard-00001.parquet" if fmt == "parquet" else \
         "images/jigsaw__connection/shard-00001"
     import shutil
 

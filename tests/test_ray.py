@@ -290,15 +290,15 @@ def test_upload_publishes_a_finished_dataset_manifest_last_and_resumes(tmp_path)
     assert upload(str(local), url) == small                            # every shard there already
     copy = tmp_path / "copy"
     upload(str(local), f"file://{copy}")
-    (copy / "data/shapes__colours/shard-00001.parquet").unlink()       # a failed upload, resumed
-    assert upload(str(local), f"file://{copy}") == ["data/shapes__colours/shard-00001.parquet", *small]
+    (copy / "data/shapes/shard-00001.parquet").unlink()       # a failed upload, resumed
+    assert upload(str(local), f"file://{copy}") == ["data/shapes/shard-00001.parquet", *small]
     assert _files(copy) == _files(local)
     other = tmp_path / "other"                                         # another run to the same URL: no stale file
     outputs.generate(PATTERN, str(other), seed=2, count=3, size=24, shard_size=2, progress=False)
     upload(str(other), f"file://{copy}")
     assert _files(copy) == _files(other)
     assert len(datasets.load_dataset(str(copy), split="train", cache_dir=str(tmp_path / "c"))) == 30
-    (local / "data/shapes__colours/shard-00000.parquet").write_bytes(b"damaged")
+    (local / "data/shapes/shard-00000.parquet").write_bytes(b"damaged")
     with pytest.raises(OutputError, match="is not an intact finished dataset"):
         upload(str(local), url)
     with pytest.raises(UserError, match="no file system driver"):

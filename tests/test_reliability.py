@@ -19,7 +19,7 @@ from engine.outputs import _sha256, generate, verify
 
 PATTERN = "shapes/c*"                       # two cheap tasks: shapes/colours and shapes/count/circle
 RUN = dict(seed=4, count=4, size=32, shard_size=2, progress=False)
-SHARD = {"parquet": "data/shapes__colours/shard-00001.parquet", "imagefolder": "images/shapes__colours/shard-00001"}
+SHARD = {"parquet": "data/shapes/shard-00001.parquet", "imagefolder": "images/shapes__colours/shard-00001"}
 FORMATS = ("parquet", "imagefolder")
 
 
@@ -150,7 +150,7 @@ def _stray(out: Path, fmt: str, kind: str) -> Path:
         p.write_bytes(b"mine")
     elif kind == "copied_shard":                   # a copied shard: 8 more rows, same names inside
         src = out / SHARD[fmt]
-        p = src.with_name(src.name.replace("00001", "00002"))
+        p = src.with_name(src.name.replace("00001", "00099"))         # beyond the run
         shutil.copytree(src, p) if src.is_dir() else shutil.copy(src, p)
     else:                                           # a sub-folder inside a shard (or task) folder
         p = (out / SHARD[fmt] if fmt == "imagefolder" else (out / SHARD[fmt]).parent) / "extra"
