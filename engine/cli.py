@@ -529,7 +529,7 @@ def _demo(a) -> int:
 
     out = Path(a.out)
     m = generate(a.pattern, str(out), seed=a.seed, count=a.count, size=a.size, progress=not a.quiet, workers=2,
-                 settings=settings_of(a), fmt="hf")           # the Hub layout: a few files, not one per task
+                 settings=settings_of(a), fmt="hf")           # the Hub layout: a config per benchmark
     sheet = preview(a.pattern, out / "contact_sheet.png", count=min(max(len(registry.list_tasks(a.pattern)), 8), 24),
                     seed=a.seed, settings=settings_of(a))
     print(f"wrote {m['total']} samples of {len(m['tasks'])} tasks to {out}/ and a contact sheet at {sheet}")

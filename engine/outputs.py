@@ -182,6 +182,8 @@ class Layout:
 
     def __init__(self, cfg: RunConfig, tasks: list[str]):
         self.cfg, self.tasks = cfg, list(tasks)
+        if len(set(self.tasks)) != len(self.tasks):
+            raise ValueError("a run's tasks are distinct: a task listed twice would hold its rows twice")
         self.roots: dict[str, list[str]] = {}
         for t in self.tasks:
             self.roots.setdefault(_root(t), []).append(t)
@@ -206,6 +208,22 @@ class Layout:
         if not self.packed:
             return self._task_shard(task, index // self.cfg.shard_size)
         return self._packed_shard(_root(task), (self._position[task] * self.cfg.count + index) // self.cfg.shard_size)
+
+    def rel_of(self, task: str, index: int) -> str:
+        """The path of :meth:`shard_of` alone (without listing what the shard holds)."""
+        if not self.packed:
+            return f"images/{_slug(task)}/shard-{index // self.cfg.shard_size:05d}"
+        k = (self._position[task] * self.cfg.count + index) // self.cfg.shard_size
+        return f"data/{_root(task)}/shard-{k:05d}.parquet"
+
+    def shard(self, root_or_task: str, k: int) -> Shard:
+        """Shard ``k`` of a task root (``parquet``) or of a task (``imagefolder``);
+        :class:`UserError` when the run has no such shard."""
+        n = self._file_count(root_or_task) if self.packed and root_or_task in self.roots else \
+            self.cfg.shard_count() if not self.packed and root_or_task in self._position else 0
+        if not 0 <= k < n:
+            raise UserError(f"shard {k} of {root_or_task!r}: the run has {n} there")
+        return self._packed_shard(root_or_task, k) if self.packed else self._task_shard(root_or_task, k)
 
     def folders(self) -> set[str]:
         """The folders of the data tree that hold shards (relative paths)."""
@@ -581,7 +599,8 @@ def _write_bundle(out: str, cfg: RunConfig, shards: list[Shard]) -> list[tuple[s
     """Write the ``shards`` (each as :func:`_write_shard` writes it alone, the same files),
     their samples drawn together by :func:`_drawn`. Returns each shard's result, in order."""
     _settle_heap()
-    samples, images = _drawn(cfg, [(get_task(t, cfg.settings), i) for s in shards for t, i in s.members()])
+    bound = {t: get_task(t, cfg.settings) for s in shards for t, _ in s.segments}      # once per task, not per row
+    samples, images = _drawn(cfg, [(bound[t], i) for s in shards for t, i in s.members()])
     out_rows, at = [], 0
     for s in shards:
         out_rows.append(_install_shard(out, cfg, s, samples[at:at + s.rows], images[at:at + s.rows]))
@@ -646,11 +665,7 @@ def _bundled(jobs):
 def write_shard(out: str, cfg: RunConfig, task: str, k: int) -> int:
     """Generate, render and atomically write shard ``k`` of a run of ``task`` alone (its
     samples ``k * shard_size`` on); returns its number of samples."""
-    shard = next(itertools.islice(Layout(cfg, [task]).shards(), k, None), None)
-    if shard is None:
-        raise UserError(f"shard {k} of {task!r}: a run of {cfg.count} samples has "
-                        f"{math.ceil(cfg.count / cfg.shard_size)} shards")
-    return _write_shard(out, cfg, shard)[1]
+    return _write_shard(out, cfg, Layout(cfg, [task]).shard(_root(task) if cfg.format == "parquet" else task, k))[1]
 
 
 def _watch_parent(parent: int) -> None:
@@ -1462,7 +1477,21 @@ def _finished_run(root: Path) -> tuple[dict, RunConfig]:
     except (TypeError, KeyError):
         raise OutputError(f"{str(root)!r} has no readable manifest.json: not a finished procvis dataset (the "
                           "generate command that wrote it finishes it)") from None
+    stale = stale_layout(manifest)
+    if stale:
+        raise OutputError(f"{str(root)!r}: {stale}")
     return manifest, cfg
+
+
+def stale_layout(manifest: dict) -> str | None:
+    """Why this procvis cannot read the files of the dataset ``manifest`` describes (a layout
+    of another format version), or None. Version 1 differs only in its ``parquet`` files (one
+    folder per task)."""
+    version, fmt = manifest.get("format_version"), (manifest.get("config") or {}).get("format")
+    if version == FORMAT_VERSION or (version == 1 and fmt != "parquet"):
+        return None
+    return (f"a dataset of format version {version!r} ({fmt}); this procvis ({procvis_version()}) reads version "
+            f"{FORMAT_VERSION}: generate it again into a new folder")
 
 
 def _extra_files(root: Path, cfg: RunConfig, listed: set[str]) -> list[str]:
@@ -1658,7 +1687,8 @@ def _hub_piece(cfg: RunConfig, config: str, rel: str, j: int, n: int, segments: 
     import pyarrow as pa
 
     _settle_heap()
-    samples, images = _drawn(cfg, [(get_task(task, cfg.settings), i) for task, idx in segments for i in idx])
+    samples, images = _drawn(cfg, [(bound, i) for task, idx in segments
+                                   for bound in (get_task(task, cfg.settings),) for i in idx])
     schema = _hub_schema(config)
     rows = [_row(s) for s in samples]
     cols = {}
@@ -1886,5 +1916,6 @@ def _hub_card(cfg: RunConfig, parts: list) -> str:
                                                               cfg.seed, note)
 
 
-__all__ = ["generate", "verify", "check", "load_manifest", "render_samples", "encode_png", "write_shard", "Layout", "Shard", "FORMAT_VERSION", "FORMATS",
+__all__ = ["generate", "verify", "check", "load_manifest", "render_samples", "encode_png", "write_shard", "Layout", "Shard", "FORMAT_VERSION", "stale_layout",
+           "FORMATS",
            "SHARD_SIZES", "OutputError", "RunConfig", "hub_locate", "hub_plan"]

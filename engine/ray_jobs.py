@@ -354,7 +354,7 @@ class RayExecutor:
         return {"num_cpus": 1, "max_retries": self.max_retries, "retry_exceptions": [OSError]}
 
     def run_jobs(self, jobs, workers: int, done) -> None:
-        """Write every shard of ``jobs`` (``(out, cfg, task, k)``, consumed lazily) with
+        """Write every shard of ``jobs`` (``(out, cfg, shard)``, consumed lazily) with
         ``outputs._worker`` on the cluster, calling ``done(result)`` as each completes;
         ``workers`` is not used (the cluster's CPUs decide). On an interruption the tasks in
         flight are cancelled before the exception propagates (:func:`_cancel_if_interrupted`)."""

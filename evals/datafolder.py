@@ -19,8 +19,8 @@ import numpy as np
 import torch
 
 from engine.errors import UserError
-from engine.outputs import (FORMAT_VERSION, MANIFEST_FILE, Layout, RunConfig, hub_locate, hub_plan, load_manifest,
-                            procvis_version)
+from engine.outputs import (MANIFEST_FILE, Layout, RunConfig, hub_locate, hub_plan, load_manifest, procvis_version,
+                            stale_layout)
 
 KEEP_SHARDS = 4          # shards held in memory at once (their PNG bytes)
 
@@ -39,10 +39,8 @@ class DataFolder:
             raise UserError(f"--data {str(folder)!r}: no readable {MANIFEST_FILE}; expected a folder written by "
                             "'procvis generate'") from None
         self.version = manifest.get("procvis_version")
-        if manifest.get("format_version") != FORMAT_VERSION:
-            raise UserError(f"--data {str(folder)!r} holds a dataset of format version "
-                            f"{manifest.get('format_version')!r}; this procvis ({procvis_version()}) reads version "
-                            f"{FORMAT_VERSION}: regenerate it")
+        if stale_layout(manifest):
+            raise UserError(f"--data {str(folder)!r} holds {stale_layout(manifest)}")
         self.seed, self.size, self.count = self.cfg.seed, self.cfg.size, self.cfg.count
         self.settings = dict(self.cfg.settings or {})
         self._shards: dict[tuple, dict[tuple[str, int], tuple[dict, list[bytes]]]] = {}
@@ -101,7 +99,7 @@ class DataFolder:
         if self.cfg.format != "hf":
             if self._layout is None:
                 self._layout = Layout(self.cfg, self.tasks)
-            return self._layout.shard_of(task, index).rel, None
+            return self._layout.rel_of(task, index), None
         if self._plan is None:
             self._plan = hub_plan(str(self.root))
         return hub_locate(str(self.root), task, index, self._plan)

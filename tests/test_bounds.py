@@ -214,6 +214,10 @@ def test_shards_are_listed_lazily():
     # sample 10**8 - 1 of a/b1 is row 2 * 10**8 - 1 of the family: file (2 * 10**8 - 1) // 3
     assert packed.shard_of("a/b1", 10 ** 8 - 1).rel == f"data/a/shard-{(2 * 10 ** 8 - 1) // 3:05d}.parquet"
     assert packed.shard_of("a/b1", 0).segments == (("a/b0", range(10 ** 8 - 1, 10 ** 8)), ("a/b1", range(0, 2)))
+    for layout in (packed, Layout(RunConfig(pattern="x", seed=0, count=10 ** 8, size=16, format="imagefolder",
+                                            shard_size=3), tasks)):
+        for t, i in (("a/b0", 0), ("a/b1", 10 ** 8 - 1), ("a/b999", 12345)):
+            assert layout.rel_of(t, i) == layout.shard_of(t, i).rel and (t, i) in layout.shard_of(t, i).members()
 
 
 def test_huge_counts_are_refused_before_work():

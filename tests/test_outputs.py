@@ -11,7 +11,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from engine.errors import OutputError
+from engine.errors import OutputError, UserError
 from engine.outputs import _sha256, generate, verify
 
 PATTERN = "shapes/*"
@@ -133,6 +133,24 @@ def test_shards_drawn_together_are_the_shards_written_one_at_a_time(tmp_path, pa
         outputs._write_shard(str(b), cfg, s)
     drawn, alone = _files(a), _files(b)
     assert alone and all(drawn[f] == data for f, data in alone.items())
+
+
+def test_a_parquet_folder_of_the_old_layout_is_refused_by_name(tmp_path):
+    """Format version 1 wrote a Parquet folder per task: verify, the --data reader and a resume
+    name the version rather than calling every file a stray."""
+    from engine import outputs
+    from evals.datafolder import DataFolder
+    out = tmp_path / "old"
+    generate("shapes/count/*", str(out), seed=1, count=2, size=24, shard_size=3, progress=False)
+    m = json.loads((out / "manifest.json").read_text())
+    m["format_version"] = 1
+    (out / "manifest.json").write_text(json.dumps(m))
+    with pytest.raises(OutputError, match="format version 1 .parquet.; this procvis .* reads version 2"):
+        verify(str(out))
+    with pytest.raises(UserError, match="format version 1"):
+        DataFolder(out)
+    with pytest.raises(UserError, match="shard 9 of 'shapes': the run has 1 there"):
+        outputs.write_shard(str(tmp_path / "w"), outputs.RunConfig(**m["config"]), "shapes/count/circle", 9)
 
 
 def test_a_shard_installed_but_never_journaled_is_resumed_over(tmp_path):
