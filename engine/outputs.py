@@ -436,6 +436,33 @@ def _parquet_options(schema) -> dict:
     return {"compression": "zstd", "use_dictionary": False, "write_statistics": short}
 
 
+class _NoPandas:
+    """An import finder that refuses pandas (see :func:`_pyarrow`)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas" or name.startswith("pandas."):
+            raise ImportError("pandas is not needed to write shards")
+        return None
+
+
+@functools.cache
+def _pyarrow():
+    """``pyarrow``, in a process procvis owns (:func:`own_heap`) once it has settled that
+    pandas is not there: its first array looks for pandas and imported it, 0.7 s of every
+    worker's start that no shard uses. Where pandas is wanted later (``to_pandas``), pyarrow
+    looks again and finds it."""
+    import pyarrow as pa
+
+    if _OWN_HEAP and "pandas" not in sys.modules:
+        held = _NoPandas()
+        sys.meta_path.insert(0, held)
+        try:
+            pa.array([0])
+        finally:
+            sys.meta_path.remove(held)
+    return pa
+
+
 @functools.cache
 def _shard_schema():
     """``(schema, writer options)`` of a ``parquet`` shard (made once per process)."""
@@ -453,8 +480,9 @@ def _shard_schema():
 def _write_parquet(path: Path, samples, images) -> list:
     """Write one Parquet shard: ``images`` holds per sample the PNG bytes of its panels.
     Returns the file's ``[size, sha256]``, as :func:`_file_record` gives it."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
+
+    pa = _pyarrow()
 
     rows = [_row(s) for s in samples]
     cols = {k: [r[k] for r in rows] for k in HF_FEATURES if k != "images"}
@@ -1684,8 +1712,7 @@ def _hub_schema(config: str):
 def _hub_piece(cfg: RunConfig, config: str, rel: str, j: int, n: int, segments: list) -> tuple:
     """Draw, render and encode piece ``j`` of ``n`` of shard ``rel`` (``segments``: ``(task,
     indices)``); returns ``(rel, j, n, Arrow table of its rows)``."""
-    import pyarrow as pa
-
+    pa = _pyarrow()
     _settle_heap()
     samples, images = _drawn(cfg, [(bound, i) for task, idx in segments
                                    for bound in (get_task(task, cfg.settings),) for i in idx])

@@ -135,6 +135,18 @@ def test_shards_drawn_together_are_the_shards_written_one_at_a_time(tmp_path, pa
     assert alone and all(drawn[f] == data for f, data in alone.items())
 
 
+def test_a_worker_writes_parquet_without_loading_pandas(tmp_path):
+    """pyarrow imported pandas on a worker's first array (0.7 s of its start); a process procvis
+    owns writes without it, and pandas still loads where a user asks for it afterwards."""
+    script = ("import glob, sys\nfrom engine import outputs\noutputs.own_heap()\n"
+              "outputs.generate('shapes/colours', sys.argv[1], count=2, size=16, workers=1, progress=False)\n"
+              "print('pandas' in sys.modules)\nimport pyarrow.parquet as pq\n"
+              "print(type(pq.read_table(glob.glob(sys.argv[1] + '/data/*/*.parquet')[0]).to_pandas()).__name__)\n")
+    run = subprocess.run([sys.executable, "-c", script, str(tmp_path / "out")], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": "."}, timeout=300)
+    assert run.returncode == 0 and run.stdout.split() == ["False", "DataFrame"], run.stderr[-800:]
+
+
 def test_a_parquet_folder_of_the_old_layout_is_refused_by_name(tmp_path):
     """Format version 1 wrote a Parquet folder per task: verify, the --data reader and a resume
     name the version rather than calling every file a stray."""
