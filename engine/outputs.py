@@ -172,8 +172,8 @@ class Layout:
       rows, ``data/<root>/shard-00000.parquet``: a file holds many tasks when their counts
       are small (``elvis/*`` at 10 samples a task: 133 files, not 3,388 of 10 rows, each
       with its own Parquet footer, writes and rename, about a fifth of the run's time), and
-      a task spans files when its count is large. A task's rows are consecutive: the ``task`` column's statistics let a
-      filtered read skip the other files.
+      a task spans files when its count is large. A task's rows are consecutive: the
+      ``task`` column's statistics let a filtered read skip the other files.
     * ``imagefolder``: shards of ``shard_size`` samples of one task,
       ``images/<task>/shard-00000/`` (a folder per task is what one browses).
 
@@ -188,8 +188,8 @@ class Layout:
         for t in self.tasks:
             self.roots.setdefault(_root(t), []).append(t)
         self._position = {t: p for members in self.roots.values() for p, t in enumerate(members)}
-        self._folders = {f"data/{r}" for r in self.roots} if self.packed else \
-            {f"images/{_slug(t)}" for t in self.tasks}
+        self._slugs = {_slug(t): t for t in self.tasks}
+        self._folders = {f"data/{r}" for r in self.roots} if self.packed else {f"images/{s}" for s in self._slugs}
 
     @property
     def packed(self) -> bool:
@@ -198,32 +198,24 @@ class Layout:
 
     def shards(self):
         """Every :class:`Shard` of the run, in order, lazily."""
-        if not self.packed:
-            n = self.cfg.shard_count()
-            return (self._task_shard(t, k) for t in self.tasks for k in range(n))
-        return (self._packed_shard(r, k) for r in self.roots for k in range(self._file_count(r)))
+        keys = self.roots if self.packed else self.tasks
+        return (self._shard(key, k) for key in keys for k in range(self._count(key)))
 
     def shard_of(self, task: str, index: int) -> Shard:
         """The shard that holds sample ``index`` of ``task`` (one of the run's tasks)."""
-        if not self.packed:
-            return self._task_shard(task, index // self.cfg.shard_size)
-        return self._packed_shard(_root(task), (self._position[task] * self.cfg.count + index) // self.cfg.shard_size)
+        return self._shard(*self._locate(task, index))
 
     def rel_of(self, task: str, index: int) -> str:
         """The path of :meth:`shard_of` alone (without listing what the shard holds)."""
-        if not self.packed:
-            return f"images/{_slug(task)}/shard-{index // self.cfg.shard_size:05d}"
-        k = (self._position[task] * self.cfg.count + index) // self.cfg.shard_size
-        return f"data/{_root(task)}/shard-{k:05d}.parquet"
+        return self._rel(*self._locate(task, index))
 
-    def shard(self, root_or_task: str, k: int) -> Shard:
-        """Shard ``k`` of a task root (``parquet``) or of a task (``imagefolder``);
+    def shard(self, key: str, k: int) -> Shard:
+        """Shard ``k`` of ``key``, a task root (``parquet``) or a task (``imagefolder``);
         :class:`UserError` when the run has no such shard."""
-        n = self._file_count(root_or_task) if self.packed and root_or_task in self.roots else \
-            self.cfg.shard_count() if not self.packed and root_or_task in self._position else 0
+        n = self._count(key)
         if not 0 <= k < n:
-            raise UserError(f"shard {k} of {root_or_task!r}: the run has {n} there")
-        return self._packed_shard(root_or_task, k) if self.packed else self._task_shard(root_or_task, k)
+            raise UserError(f"shard {k} of {key!r}: the run has {n} there")
+        return self._shard(key, k)
 
     def folders(self) -> set[str]:
         """The folders of the data tree that hold shards (relative paths)."""
@@ -235,23 +227,32 @@ class Layout:
         m = (_PACKED if self.packed else _PER_TASK).fullmatch(rel)
         if m is None or m[2] != f"{int(m[2]):05d}":          # not the name as written
             return None
-        k = int(m[2])
+        key = m[1] if self.packed else self._slugs.get(m[1])
+        return int(m[2]) if key is not None and int(m[2]) < self._count(key) else None
+
+    def _locate(self, task: str, index: int) -> tuple[str, int]:
+        """``(key, shard number)`` of sample ``index`` of ``task``."""
+        if not self.packed:
+            return task, index // self.cfg.shard_size
+        return _root(task), (self._position[task] * self.cfg.count + index) // self.cfg.shard_size
+
+    def _count(self, key: str) -> int:
+        """Shards of ``key`` (a root or a task; 0 when the run has none)."""
         if self.packed:
-            return k if m[1] in self.roots and k < self._file_count(m[1]) else None
-        return k if f"images/{m[1]}" in self._folders and k < self.cfg.shard_count() else None
+            return -(-len(self.roots[key]) * self.cfg.count // self.cfg.shard_size) if key in self.roots else 0
+        return self.cfg.shard_count() if key in self._position else 0
 
-    def _file_count(self, root: str) -> int:
-        return math.ceil(len(self.roots[root]) * self.cfg.count / self.cfg.shard_size)
+    def _rel(self, key: str, k: int) -> str:
+        return f"data/{key}/shard-{k:05d}.parquet" if self.packed else f"images/{_slug(key)}/shard-{k:05d}"
 
-    def _task_shard(self, task: str, k: int) -> Shard:
-        return Shard(f"images/{_slug(task)}/shard-{k:05d}", ((task, self.cfg.rows(k)),))
-
-    def _packed_shard(self, root: str, k: int) -> Shard:
-        members, count, size = self.roots[root], self.cfg.count, self.cfg.shard_size
+    def _shard(self, key: str, k: int) -> Shard:
+        if not self.packed:
+            return Shard(self._rel(key, k), ((key, self.cfg.rows(k)),))
+        members, count, size = self.roots[key], self.cfg.count, self.cfg.shard_size
         a, b = k * size, min(len(members) * count, (k + 1) * size)
         segments = tuple((members[p], range(max(a - p * count, 0), min(b - p * count, count)))
                          for p in range(a // count, (b - 1) // count + 1))
-        return Shard(f"data/{root}/shard-{k:05d}.parquet", segments)
+        return Shard(self._rel(key, k), segments)
 
 
 def procvis_version() -> str:
@@ -623,12 +624,18 @@ def _drawn(cfg: RunConfig, members: list) -> tuple[list, list]:
     return samples, images
 
 
+def _bound_members(cfg: RunConfig, segments) -> list[tuple]:
+    """``(task bound to the run's settings, index)`` of every row of ``segments`` (``(task,
+    indices)``), each task bound once."""
+    bound = {t: get_task(t, cfg.settings) for t, _ in segments}
+    return [(bound[t], i) for t, idx in segments for i in idx]
+
+
 def _write_bundle(out: str, cfg: RunConfig, shards: list[Shard]) -> list[tuple[str, int, dict]]:
     """Write the ``shards`` (each as :func:`_write_shard` writes it alone, the same files),
     their samples drawn together by :func:`_drawn`. Returns each shard's result, in order."""
     _settle_heap()
-    bound = {t: get_task(t, cfg.settings) for s in shards for t, _ in s.segments}      # once per task, not per row
-    samples, images = _drawn(cfg, [(bound[t], i) for s in shards for t, i in s.members()])
+    samples, images = _drawn(cfg, _bound_members(cfg, [seg for s in shards for seg in s.segments]))
     out_rows, at = [], 0
     for s in shards:
         out_rows.append(_install_shard(out, cfg, s, samples[at:at + s.rows], images[at:at + s.rows]))
@@ -669,8 +676,8 @@ BUNDLE = 256   # samples of one batch key's shards a local worker draws and rend
 
 def _batch_key(cfg: RunConfig, shard: Shard):
     """The batch key every task of ``shard`` shares, or None (a task drawn alone, or several keys)."""
-    keys = {get_task(t, cfg.settings).batch_key if get_task(t, cfg.settings).batched else None
-            for t, _ in shard.segments}
+    tasks = [get_task(t, cfg.settings) for t, _ in shard.segments]
+    keys = {task.batch_key if task.batched else None for task in tasks}
     return keys.pop() if len(keys) == 1 else None
 
 
@@ -693,7 +700,8 @@ def _bundled(jobs):
 def write_shard(out: str, cfg: RunConfig, task: str, k: int) -> int:
     """Generate, render and atomically write shard ``k`` of a run of ``task`` alone (its
     samples ``k * shard_size`` on); returns its number of samples."""
-    return _write_shard(out, cfg, Layout(cfg, [task]).shard(_root(task) if cfg.format == "parquet" else task, k))[1]
+    layout = Layout(cfg, [task])
+    return _write_shard(out, cfg, layout.shard(_root(task) if layout.packed else task, k))[1]
 
 
 def _watch_parent(parent: int) -> None:
@@ -1343,8 +1351,8 @@ def generate(pattern: str, out: str, seed: int = 0, count: int = 10, size: int =
 
     ``fmt``: ``parquet`` (files of ``shard_size`` rows of a task root, default 256: many
     tasks to a file when each has few samples, :class:`Layout`), ``imagefolder`` (shards of
-    ``shard_size`` samples of one task, default 256), or ``hf`` (the Hub layout of :mod:`engine.hub`: Parquet shards of about
-    ``shard_bytes`` bytes, default 256 MiB, per config and split, row groups of
+    ``shard_size`` samples of one task, default 256), or ``hf`` (the Hub layout of
+    :mod:`engine.hub`: Parquet shards of about ``shard_bytes`` bytes, default 256 MiB, per config and split, row groups of
     ``shard_size`` rows, default 100). ``workers``: local worker processes, capped by the cores
     and the memory budget (with a note); ``"auto"`` (the default) takes one process for runs
     under :data:`AUTO_SAMPLES` samples and every core otherwise; the files are the same
@@ -1601,8 +1609,9 @@ def _rows_problem(root: Path, cfg: RunConfig, shard: Shard) -> str | None:
         rows = _rows(path)
     except Exception as e:     # any damage a reader trips on means the same: rewrite the shard
         return f"{path.relative_to(root).as_posix()} cannot be read ({type(e).__name__})"
-    if [(t, i) for t, i, _ in rows] != shard.members():
-        (first, a), (last, b) = shard.members()[0], shard.members()[-1]
+    want = shard.members()
+    if [(t, i) for t, i, _ in rows] != want:
+        (first, a), (last, b) = want[0], want[-1]
         span = f"rows {a}..{b} of {first}" if first == last else f"its rows from {first} {a} to {last} {b}"
         return f"holds {len(rows)} rows, not {span}"
     metas: dict[str, list] = {}
@@ -1714,8 +1723,7 @@ def _hub_piece(cfg: RunConfig, config: str, rel: str, j: int, n: int, segments: 
     indices)``); returns ``(rel, j, n, Arrow table of its rows)``."""
     pa = _pyarrow()
     _settle_heap()
-    samples, images = _drawn(cfg, [(bound, i) for task, idx in segments
-                                   for bound in (get_task(task, cfg.settings),) for i in idx])
+    samples, images = _drawn(cfg, _bound_members(cfg, segments))
     schema = _hub_schema(config)
     rows = [_row(s) for s in samples]
     cols = {}
@@ -1943,6 +1951,6 @@ def _hub_card(cfg: RunConfig, parts: list) -> str:
                                                               cfg.seed, note)
 
 
-__all__ = ["generate", "verify", "check", "load_manifest", "render_samples", "encode_png", "write_shard", "Layout", "Shard", "FORMAT_VERSION", "stale_layout",
-           "FORMATS",
-           "SHARD_SIZES", "OutputError", "RunConfig", "hub_locate", "hub_plan"]
+__all__ = ["generate", "verify", "check", "load_manifest", "render_samples", "encode_png", "write_shard", "Layout",
+           "Shard", "FORMAT_VERSION", "stale_layout", "FORMATS", "SHARD_SIZES", "OutputError", "RunConfig",
+           "hub_locate", "hub_plan"]

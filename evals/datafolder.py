@@ -39,13 +39,14 @@ class DataFolder:
             raise UserError(f"--data {str(folder)!r}: no readable {MANIFEST_FILE}; expected a folder written by "
                             "'procvis generate'") from None
         self.version = manifest.get("procvis_version")
-        if stale_layout(manifest):
-            raise UserError(f"--data {str(folder)!r} holds {stale_layout(manifest)}")
+        stale = stale_layout(manifest)
+        if stale:
+            raise UserError(f"--data {str(folder)!r} holds {stale}")
         self.seed, self.size, self.count = self.cfg.seed, self.cfg.size, self.cfg.count
         self.settings = dict(self.cfg.settings or {})
         self._shards: dict[tuple, dict[tuple[str, int], tuple[dict, list[bytes]]]] = {}
         self._plan = None                 # an hf folder's shard plan, made on first use
-        self._layout = None               # another folder's layout, made on first use
+        self._layout = None               # a parquet or imagefolder folder's layout, made on first use
 
     def fit(self, seed, size, settings, count) -> tuple[int, int, dict, int]:
         """The run's ``(seed, size, settings, count)``: the folder's, where the caller gave
