@@ -379,20 +379,59 @@ def zlib_rows(rows: np.ndarray, photo_literals: float = PHOTO_LITERALS) -> bytes
         raise ValueError(f"zlib_rows takes non-empty [H, L] uint8 rows, not {rows.dtype} of shape {list(rows.shape)}")
     data = np.ascontiguousarray(rows).reshape(-1)
     n, stride = data.shape[0], rows.shape[1]
-    above, before = _equal_to(data, stride), _equal_to(data, 3)
+    above, before = np.zeros(-(-n // 8) * 8, bool), np.zeros(-(-n // 8) * 8, bool)    # padded to whole words
+    check = _scan(data, stride, above, before)
     tokens = np.empty(n, np.int16)
     nt = _matches(data, above, above.view(np.uint64), before, before.view(np.uint64), tokens, int(photo_literals * n))
     if nt < 0:
         return zlib.compress(data, FALLBACK_LEVEL)
-    return b"\x78\x01" + _block(tokens, nt, stride).tobytes() + zlib.adler32(data).to_bytes(4, "big")
+    return b"\x78\x01" + _block(tokens, nt, stride).tobytes() + int(check).to_bytes(4, "big")
 
 
-def _equal_to(data: np.ndarray, distance: int) -> np.ndarray:
-    """``[n']`` bool, ``n'`` the length of ``data`` rounded up to 8 (padding False): whether
-    each byte equals the one ``distance`` earlier (False where there is none, or where
-    ``distance`` is beyond deflate's window)."""
+ADLER_BLOCK = 4096         # bytes summed in uint32 before the Adler-32 sums are reduced: at most
+                           # 4096 * 4097 / 2 * 255 < 2**32 for the weighted sum
+
+
+@exact
+def _equal_at(data, distance, out):
+    """``out[i] = data[i] == data[i - distance]`` for ``i >= distance`` (through views that
+    start at 0, so that the compiler sees no negative index and vectorises the loop)."""
     n = data.shape[0]
-    out = np.zeros(-(-n // 8) * 8, bool)
-    if distance < n and distance <= MAX_DISTANCE:
-        np.equal(data[distance:], data[:-distance], out=out[distance:n])
-    return out
+    now, then, dest = data[distance:], data[:n - distance], out[distance:n]
+    for j in range(n - distance):
+        dest[j] = now[j] == then[j]
+
+
+@exact
+def _adler32(data):
+    """The Adler-32 of ``data`` ``[n]`` uint8 (RFC 1950), from sums a block at a time that
+    the compiler vectorises: over a block of ``m`` bytes the second sum grows by ``m``
+    times the first plus each byte weighted by how many of the block's bytes it precedes or
+    is (``m - j``)."""
+    n = data.shape[0]
+    a, b = 1, 0
+    for start in range(0, n, ADLER_BLOCK):
+        block = data[start:min(n, start + ADLER_BLOCK)]
+        m = block.shape[0]
+        s1, s2 = np.uint32(0), np.uint32(0)
+        for j in range(m):
+            v = np.uint32(block[j])
+            s1 += v
+            s2 += np.uint32(m - j) * v
+        b = (b + m * a + np.int64(s2)) % 65521
+        a = (a + np.int64(s1)) % 65521
+    return (b << 16) | a
+
+
+@exact
+def _scan(data, stride, above, before):
+    """One call for what the encoder needs besides the matches: ``above[i]`` / ``before[i]``
+    set where byte ``i`` of ``data`` ``[n]`` uint8 equals the one ``stride`` / 3 bytes
+    earlier (left as they are where there is none, or where ``stride`` is beyond deflate's
+    window). Returns the Adler-32 of ``data``."""
+    n = data.shape[0]
+    if n > 3:
+        _equal_at(data, 3, before)
+    if stride < n and stride <= MAX_DISTANCE:
+        _equal_at(data, stride, above)
+    return _adler32(data)
