@@ -236,7 +236,9 @@ class ShapeBatch:
     ``mouth [B,K]`` (degrees: where above 0 the slot is a pac-man, :meth:`Scene.pacman`,
     whatever its shape, opening towards its rotation), plus what
     each sample asks and answers: ``question`` (one for all, or ``[B]``), ``answer [B]``,
-    ``answer_type``, ``options``, ``meta(b)`` and ``caption(b)``."""
+    ``answer_type``, ``options``, ``meta(b)`` and ``caption(b)``; optionally ``meta_text(b)``:
+    ``meta(b)`` with some of its values as :class:`engine.jsontext.JSONText` (the same JSON,
+    made faster from the columns, for a writer that only encodes it)."""
 
     shape: np.ndarray
     center: np.ndarray
@@ -252,6 +254,7 @@ class ShapeBatch:
     rotation: np.ndarray | None = None
     caption: Callable[[int], str] | None = None
     mouth: np.ndarray | None = None
+    meta_text: Callable[[int], dict] | None = None
 
     def __len__(self) -> int:
         return len(self.valid)
@@ -271,13 +274,16 @@ class ShapeBatch:
             push(new(Primitive, (p[0], p[1], (x, y), (p[3][0] * r, p[3][1] * r), turn, tuple(rgb), *p[6:])))
         return s
 
-    def draw(self, b: int, scene: bool = True) -> Draw:
+    def draw(self, b: int, scene: bool = True, text: bool = False) -> Draw:
         """Sample ``b`` as the :class:`engine.sample.Draw` a one-at-a-time task returns.
         ``scene=False``: its panel is an empty scene of the background, for a caller that
-        renders the batch's own columns (:meth:`scene_batch`) and needs only the rest."""
+        renders the batch's own columns (:meth:`scene_batch`) and needs only the rest.
+        ``text=True``: its meta from ``meta_text`` where the batch has one, for a caller that
+        only encodes it (:func:`engine.jsontext.encode`)."""
         panel = self.scene(b) if scene else Scene(background=self.background)
+        meta = self.meta_text if text and self.meta_text is not None else self.meta
         return Draw(panel, self.question_of(b), self.answer[b], self.answer_type, options=self.options,
-                    meta=self.meta(b), caption=None if self.caption is None else self.caption(b))
+                    meta=meta(b), caption=None if self.caption is None else self.caption(b))
 
     @functools.cached_property
     def _kinds(self) -> tuple:

@@ -55,7 +55,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import hub
+from . import hub, jsontext
 from .canvas import (BUDGET_ENV, ENCODE_BYTES_PER_PX, WORKER_BASE_BYTES, canvas_size, gib, images_per_batch,
                      memory_budget)
 from .errors import Interrupted, OutputError, UserError
@@ -405,7 +405,6 @@ HF_FEATURES = {
 
 # records are trees built by the tasks, never cyclic: skipping the cycle check saves about
 # an eighth of encoding an ELVIS record's 6 KB (the encoders are made once, not per call)
-_meta_json = json.JSONEncoder(sort_keys=True, check_circular=False).encode
 _options_json = json.JSONEncoder(check_circular=False).encode
 
 
@@ -413,7 +412,7 @@ def _row(sample) -> dict:
     # ``meta`` and ``options`` are JSON text: their shapes vary by task, and a typed empty
     # list cannot survive schema inference from a metadata.jsonl shard.
     r = sample.record()
-    r["meta"] = _meta_json(r["meta"])
+    r["meta"] = jsontext.encode(r["meta"])
     r["options"] = _options_json(r["options"])
     return r
 
@@ -574,24 +573,30 @@ def owned_heap():
     if _OWN_HEAP or gc.get_freeze_count():      # tuned already, or by someone else: left alone
         yield
         return
-    _OWN_HEAP = True
+    _OWN_HEAP, enabled = True, gc.isenabled()
     try:
         yield
     finally:
         _OWN_HEAP = False
         gc.unfreeze()
+        if enabled:
+            gc.enable()
 
 
 def _settle_heap() -> None:
-    """In a process procvis owns, before a job: collect the last job's cyclic garbage, then
-    move everything still alive out of the collector's sight (``gc.freeze``). A job makes
-    tens of thousands of short-lived metadata objects; without this each full collection
-    also rescanned the modules (torch, numba) and what earlier jobs left, about a tenth of a
-    worker's time on ELVIS. Frozen objects are still freed when unreferenced; a cycle among
-    them that dies later is not collected (no growth measured over 464 jobs in one worker)."""
+    """In a process procvis owns, before a job: collect the last job's cyclic garbage, move
+    everything still alive out of the collector's sight (``gc.freeze``) and leave the
+    collector off until the next job's call. A job makes tens of thousands of short-lived
+    metadata objects; without the freeze each full collection also rescanned the modules
+    (torch, numba) and what earlier jobs left, about a tenth of a worker's time on ELVIS, and
+    the collections the allocations set off during a job cost a few percent more, for
+    garbage that reference counting frees anyway (a job's cycles wait for the next call: one
+    job's worth at most). Frozen objects are still freed when unreferenced; a cycle among them
+    that dies later is not collected (no growth measured over 464 jobs in one worker)."""
     if _OWN_HEAP:
         gc.collect()
         gc.freeze()
+        gc.disable()
 
 
 def _write_shard(out: str, cfg: RunConfig, shard: Shard) -> tuple[str, int, dict]:
@@ -604,7 +609,9 @@ def _drawn(cfg: RunConfig, members: list) -> tuple[list, list]:
     """``(samples, images)`` of ``members`` ``(task, index)``, in order, with per sample the
     PNG bytes of its panels: consecutive members of batched tasks sharing a batch key drawn
     :data:`engine.task.BATCH` at a time across their tasks and rendered from the batch's
-    columns, the others task by task (the samples and bytes of drawing each alone)."""
+    columns, the others task by task (the samples and bytes of drawing each alone). The
+    samples are for writing (:func:`_row`): part of a batched sample's meta may be JSON text
+    (:mod:`engine.jsontext`)."""
     from .task import BATCH, draw_together
     samples, images = [], []
     for key, run in itertools.groupby(members, key=lambda m: m[0].batch_key if m[0].batched else None):
@@ -618,8 +625,10 @@ def _drawn(cfg: RunConfig, members: list) -> tuple[list, list]:
         for a in range(0, len(run), BATCH):
             part = run[a:a + BATCH]
             drawn = draw_together(cfg.seed, part)
-            # the records need no scene: the images are rendered from the batch's columns
-            samples += [task.build(drawn.draw(b, scene=False), cfg.seed, i) for b, (task, i) in enumerate(part)]
+            # the records need no scene (the images are rendered from the batch's columns) and
+            # no meta to read (only its text is written)
+            samples += [task.build(drawn.draw(b, scene=False, text=True), cfg.seed, i)
+                        for b, (task, i) in enumerate(part)]
             images += _encoded_rows(drawn.scene_batch(), cfg.size)
     return samples, images
 

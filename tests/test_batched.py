@@ -1,6 +1,7 @@
 """Batched sampling: a batched task's samples do not depend on the batch they are drawn in,
 a sample drawn alone is its row of any batch, placements keep their constraints, and a
 stream of batched tasks gives the pixels of rendering its samples one at a time."""
+import json
 import math
 
 import numpy as np
@@ -9,7 +10,7 @@ import torch
 
 from engine.batch import SceneBatch
 from engine.batched import BatchRandom, batch_keys, in_box, in_sector, place_once, rounded, scatter
-from engine.outputs import render_samples
+from engine.outputs import _row, render_samples
 from engine.registry import get_task, list_tasks
 from engine.scene import Scene
 from engine.streams import _fit, _side_by_side, stream
@@ -22,7 +23,7 @@ for _t in BATCHED:
 ONE_PER_GROUP = [ids[0] for ids in GROUPS.values()]
 
 
-def _row(sb: SceneBatch, b: int) -> list[torch.Tensor]:
+def _slots(sb: SceneBatch, b: int) -> list[torch.Tensor]:
     """Scene ``b``'s valid slots of every column (padding differs between batches)."""
     n = int(sb.primitives.valid[b].sum())
     v = int(sb.primitives.nverts[b, :n].max()) if n else 0
@@ -71,12 +72,12 @@ def test_a_batched_task_draws_the_same_samples_whatever_the_batch(task_id):
     ws = whole.scene_batch()
     for i, (p, b) in enumerate(rows):
         assert whole.answer[i] == p.answer[b] and whole.meta(i) == p.meta(b)
-        assert all(torch.equal(x, y) for x, y in zip(_row(ws, i), _row(p.scene_batch(), b)))
+        assert all(torch.equal(x, y) for x, y in zip(_slots(ws, i), _slots(p.scene_batch(), b)))
     for i in (0, 13, 19):                              # a sample drawn alone is its row
         s = task.sample(7, i)
         assert s.answer == whole.answer[i] and s.meta == {"params": task.params, **whole.meta(i)}
         alone = SceneBatch.from_scenes(s.panels)
-        assert all(torch.equal(x, y) for x, y in zip(_row(alone, 0), _row(ws, i)))
+        assert all(torch.equal(x, y) for x, y in zip(_slots(alone, 0), _slots(ws, i)))
 
 
 def test_rounded_columns_round_as_python_rounds_each_value():
@@ -98,12 +99,16 @@ def test_rounded_columns_round_as_python_rounds_each_value():
 
 @pytest.mark.parametrize("task_id", ONE_PER_GROUP)
 def test_a_sample_built_without_its_scene_has_the_same_record(task_id):
-    # what generate builds when it renders the batch's columns instead of each scene
+    # what generate builds when it renders the batch's columns instead of each scene, and
+    # writes from the metadata's JSON text made from the columns (engine.jsontext)
     task = get_task(task_id)
-    drawn = task.batch(4, range(3))
-    for b in range(3):
+    drawn = task.batch(4, range(8))                 # positives and each kind of negative
+    for b in range(8):
         full, bare = task.build(drawn.draw(b), 4, b), task.build(drawn.draw(b, scene=False), 4, b)
         assert bare.record() == full.record() and bare.panels[0].primitives == []
+        text = task.build(drawn.draw(b, scene=False, text=True), 4, b)
+        assert _row(text) == _row(full)
+        assert _row(text)["meta"] == json.dumps(full.record()["meta"], sort_keys=True)
 
 
 @pytest.mark.parametrize("first", [ids[0] for ids in GROUPS.values() if len(ids) > 1])
@@ -120,8 +125,8 @@ def test_tasks_of_a_group_drawn_together_each_get_their_own_samples(first):
         k = shuffled.index((task, i))
         assert alone.answer == together.answer[b] == again.answer[k]
         assert alone.meta == {"params": task.params, **together.meta(b)} and together.meta(b) == again.meta(k)
-        assert all(torch.equal(x, y) for x, y in zip(_row(tb, b), _row(ab, k)))
-        assert all(torch.equal(x, y) for x, y in zip(_row(SceneBatch.from_scenes(alone.panels), 0), _row(tb, b)))
+        assert all(torch.equal(x, y) for x, y in zip(_slots(tb, b), _slots(ab, k)))
+        assert all(torch.equal(x, y) for x, y in zip(_slots(SceneBatch.from_scenes(alone.panels), 0), _slots(tb, b)))
     assert len({str(together.meta(b)["objects"]) for b in range(len(members))}) == len(members)
 
 

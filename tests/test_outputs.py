@@ -94,7 +94,7 @@ def test_only_processes_procvis_owns_have_their_collector_tuned(tmp_path, monkey
     assert not frozen and gc.get_freeze_count() == 0 and not outputs._OWN_HEAP
     cli = ["generate", "elvis/closure/feature_*", "--count", "2", "--size", "32", "--workers", "1", "--quiet"]
     assert main(cli + ["--out", str(tmp_path / "cli")]) == 0
-    assert frozen and gc.get_freeze_count() == 0 and not outputs._OWN_HEAP
+    assert frozen and gc.get_freeze_count() == 0 and not outputs._OWN_HEAP and gc.isenabled()
     files = [json.loads((tmp_path / d / "manifest.json").read_text())["files"] for d in ("library", "cli")]
     assert files[0] == files[1]
     # a caller that froze objects itself keeps them frozen, and the run freezes nothing more
@@ -105,11 +105,14 @@ def test_only_processes_procvis_owns_have_their_collector_tuned(tmp_path, monkey
         assert not frozen and 0 < gc.get_freeze_count() <= before and not outputs._OWN_HEAP  # some freed since
     finally:
         gc.unfreeze()
-    script = "import os\nfrom engine import outputs\noutputs._init_worker(1, os.getppid(), 1 << 30)\n" \
-             "print(outputs._OWN_HEAP)\n"
-    worker = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
-                            cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": "."})
-    assert worker.returncode == 0 and worker.stdout.split() == ["True"], worker.stderr[-800:]
+    # a worker's collector runs only between its jobs
+    script = "import gc, os, sys\nfrom engine import outputs\noutputs._init_worker(1, os.getppid(), 1 << 30)\n" \
+             "print(outputs._OWN_HEAP, gc.isenabled())\n" \
+             "outputs.write_shard(sys.argv[1], outputs.RunConfig('shapes/colours', 0, 2, 16, 'parquet', 4), " \
+             "'shapes/colours', 0)\nprint(gc.isenabled(), gc.get_freeze_count() > 0)\n"
+    worker = subprocess.run([sys.executable, "-c", script, str(tmp_path / "worker")], capture_output=True, text=True,
+                            timeout=300, cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": "."})
+    assert worker.returncode == 0 and worker.stdout.split() == ["True", "True", "False", "True"], worker.stderr[-800:]
 
 
 @pytest.mark.parametrize("pattern", ["elvis/closure/feature_*", "shapes/[cs][oi]*"])

@@ -19,6 +19,7 @@ from fractions import Fraction
 
 import numpy as np
 
+from engine import jsontext
 from engine.batched import BatchRandom, ShapeBatch, rounded
 from engine.shapes import SHAPES as ENGINE_SHAPES
 
@@ -158,18 +159,19 @@ BATCHED = {**{name: getattr(batched, name) for name in ("radial_symmetry", "axis
 # ^ every category's layout, drawn a batch at a time
 
 
-def record(f: Factors, kind: str | None, broken: tuple, objects: list[dict], behind: list, front: list,
-           info: dict) -> tuple[dict, str, str]:
-    """``(meta, answer, caption)`` of an image of task ``f`` holding ``objects`` (each with
-    its ``group``), a positive when ``kind`` is ``None``, else a negative breaking the
-    principle or the relevant properties ``broken``."""
+def record(f: Factors, kind: str | None, broken: tuple, objects: list[dict] | str, groups: list[int], behind: list,
+           front: list, info: dict) -> tuple[dict, str, str]:
+    """``(meta, answer, caption)`` of an image of task ``f`` holding ``objects`` (their
+    records, or those as :func:`engine.jsontext.rows`), of ``groups`` (each object's), a
+    positive when ``kind`` is ``None``, else a negative breaking the principle or the relevant
+    properties ``broken``."""
     constraints = ["principle"] + list(f.rel)
     if kind == "principle":
         broken = ("principle",)
     label = kind is None
     count_rule = None
     if "count" in f.rel:
-        count_rule = [sum(1 for o in objects if o["group"] == g) for g in range(f.groups)]
+        count_rule = [groups.count(g) for g in range(f.groups)]
     rule = rule_text(f)
     meta = {"label": int(label), "principle": f.principle, "category": f.category,
             "factors": {"rel": list(f.rel), "irr": list(f.irr), "groups": f.groups, "quantity": f.quantity,
@@ -236,22 +238,33 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
     def numbers() -> tuple:                                 # what the metadata rounds, for every sample at once
         return rounded(radius, 5), rounded(centre, 5), rounded(rotation, 3)
 
-    def meta(b: int) -> dict:
-        n = int(valid[b].sum())
-        more = [dict(zip(extra, vals)) for vals in zip(*(v[b, :n].tolist() for v in extra.values()))] \
-            if extra else [{}] * n
+    @functools.cache
+    def object_rows() -> jsontext.Rows:                     # the objects of every sample, for their JSON text
         r5, c5, t3 = numbers()
-        objects = [{"shape": sh, "color": co, "rgb": c3, "size": si, "radius": r, "center": xy, "rotation": t,
-                    "group": g, "prim": first + k, **e}
-                   for k, (sh, co, c3, si, r, xy, t, g, e) in enumerate(zip(
-                       shape[b, :n], colour[b, :n], rgb[b, :n].tolist(), size[b, :n], r5[b, :n].tolist(),
-                       c5[b, :n].tolist(), t3[b, :n].tolist(), group[b, :n].tolist(), more))]
+        return jsontext.Rows({"shape": shape, "color": colour, "rgb": rgb, "size": size, "radius": r5, "center": c5,
+                              "rotation": t3, "group": group,
+                              "prim": first + np.broadcast_to(np.arange(group.shape[1]), group.shape), **extra},
+                             valid.sum(1))
+
+    def meta(b: int, text: bool = False) -> dict:
+        n = int(valid[b].sum())
+        r5, c5, t3 = numbers()
+        if text:                                            # the same list, as JSON made from the columns
+            objects = object_rows().text(b)
+        else:
+            more = [dict(zip(extra, vals)) for vals in zip(*(v[b, :n].tolist() for v in extra.values()))] \
+                if extra else [{}] * n
+            objects = [{"shape": sh, "color": co, "rgb": c3, "size": si, "radius": r, "center": xy, "rotation": t,
+                        "group": g, "prim": first + k, **e}
+                       for k, (sh, co, c3, si, r, xy, t, g, e) in enumerate(zip(
+                           shape[b, :n], colour[b, :n], rgb[b, :n].tolist(), size[b, :n], r5[b, :n].tolist(),
+                           c5[b, :n].tolist(), t3[b, :n].tolist(), group[b, :n].tolist(), more))]
         behind = [] if under is None else [{"kind": "disc", "center": under["center"][b].tolist(),
                                             "radius": float(under["radius"][b]), "rgb": under["rgb"][b].tolist()}]
         info = {**constants, **{k: [int(v) for v in a[b] if v >= 0] for k, a in lists.items()},
                 **{k: lay[k][b].item() for k in structure}, **(lay["describe"](b) if "describe" in lay else {})}
         front = [] if over is None else _occluders(over, b)
-        return record(fs[b], kinds[b], broken_of(b), objects, behind, front, info)[0]
+        return record(fs[b], kinds[b], broken_of(b), objects, group[b, :n].tolist(), behind, front, info)[0]
 
     def broken_of(b: int) -> tuple:
         return tuple(p for p in fs[b].rel if p in broken and broken[p][b])
@@ -273,7 +286,7 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
         cols = {k: v[rows, order] for k, v in cols.items()}
     answers = [LABELS[0] if k is None else LABELS[1] for k in kinds]
     return ShapeBatch(**cols, question=QUESTION, answer=answers, answer_type="fixed", options=list(LABELS), meta=meta,
-                      background=BACKGROUND, caption=caption_of)
+                      background=BACKGROUND, caption=caption_of, meta_text=functools.partial(meta, text=True))
 
 
 def _discs(centre: np.ndarray, radius: np.ndarray, rgb: np.ndarray, valid: np.ndarray) -> dict:

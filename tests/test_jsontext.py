@@ -1,0 +1,53 @@
+"""A record's JSON text made from columns is the text the standard encoder gives for the
+dicts the columns describe, whatever the columns hold."""
+import json
+
+import numpy as np
+import pytest
+
+from engine.jsontext import JSONText, Rows, encode
+
+
+def _columns(B: int, K: int, seed: int) -> dict:
+    rng = np.random.default_rng(seed)
+    cols = {
+        "center": rng.random((B, K, 2)) * 10.0 ** rng.integers(-6, 6, (B, K, 1)),   # long, short and tiny floats
+        "rgb": rng.integers(0, 256, (B, K, 3)), "group": rng.integers(0, 5, (B, K)).astype(np.int32),
+        "radius": rng.random((B, K)).round(rng.integers(0, 6)), "flag": rng.random((B, K)) > 0.5,
+        "shape": rng.choice(["circle", 'quo"te', "é", "back\\slash"], (B, K)),
+        "colour": rng.choice(np.array([None, "red", "blue"], object), (B, K)),
+        "mixed": rng.choice(np.array([1, "1", 1.0, True, None], object), (B, K)),
+        "none": np.zeros((B, K, 0)), "arm_index": rng.integers(-1, 3, (B, K)),
+    }
+    cols["radius"][0, :2] = [np.nan, np.inf]          # not finite: written as json writes them
+    cols["center"][-1, -1, 0] = -np.inf
+    return cols
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_rows_are_the_text_of_the_dicts_they_describe(seed):
+    B, K = 4, 6
+    cols = _columns(B, K, seed)
+    counts = np.array([0, 1, K, 3])
+    rows = Rows(cols, counts)
+    for b, n in enumerate(counts):
+        dicts = [{k: v[b].tolist()[i] for k, v in cols.items()} for i in range(n)]
+        assert rows.text(b) == json.dumps(dicts, sort_keys=True)
+        assert isinstance(rows.text(b), JSONText)
+
+
+def test_encode_writes_json_text_in_place_and_the_rest_as_json_does():
+    cols = _columns(2, 3, 0)
+    objects = Rows(cols, [2, 3]).text(1)
+    meta = {"z": [1, 2.5], "objects": objects, "a": {"objects": [1]}, "text": "objects"}
+    assert encode(meta) == json.dumps({**meta, "objects": json.loads(objects)}, sort_keys=True)
+    assert json.loads(encode(meta))["objects"] == json.loads(objects)
+    plain = {"b": 1, "a": [float("nan"), None, "x"]}
+    assert encode(plain) == json.dumps(plain, sort_keys=True)
+    assert encode({"s": "[]"}) == '{"s": "[]"}'                 # a plain str stays a string
+
+
+def test_a_value_that_holds_the_splice_mark_is_refused():
+    meta = {"objects": JSONText("[]"), "note": "\0procvis-json-objects\0"}
+    with pytest.raises(ValueError, match="meta\\['objects'\\]: its place in the JSON text is not unique"):
+        encode(meta)
