@@ -48,19 +48,29 @@ class Rows:
 
     def __init__(self, columns: dict[str, np.ndarray], counts: np.ndarray):
         counts = np.asarray(counts, np.int64)
+        odd = [k for k in columns if not isinstance(k, str)]
+        if odd:
+            raise TypeError(f"column names must be str, not {odd[0]!r}")
+        for name, a in columns.items():
+            if a.ndim < 2 or a.shape[0] != len(counts) or (len(counts) and not 0 <= counts.min() <= counts.max()
+                                                           <= a.shape[1]):
+                raise ValueError(f"column {name!r} of shape {list(a.shape)} does not hold [B, K, ...] with "
+                                 f"B = {len(counts)} and counts 0..K")
         ends = np.cumsum(counts)
         self._bounds = list(zip((ends - counts).tolist(), ends.tolist()))
         parts, self._slots = [], []
         for name in sorted(columns):
             a = columns[name]
             fmt, slots = _column(a[np.arange(a.shape[1])[None, :] < counts[:, None]])
-            parts.append(f"{_encode(name)}: {fmt}")
+            parts.append(f"{_encode(name).replace('%', '%%')}: {fmt}")    # a name's % is text, not a field
             self._slots += slots
         self._template = "{" + ", ".join(parts) + "}"
 
     def text(self, b: int) -> JSONText:
         """Sample ``b``'s rows as a JSON list: :class:`JSONText`."""
         start, end = self._bounds[b]
+        if not self._slots:                                   # no value to fill in: every row the same
+            return JSONText("[" + ", ".join([self._template % ()] * (end - start)) + "]")
         values = [slot[start:end] for slot in self._slots]
         return JSONText("[" + ", ".join([self._template % row for row in zip(*values)]) + "]")
 
@@ -70,7 +80,7 @@ def _column(a: np.ndarray) -> tuple[str, list]:
     for :class:`Rows`: each slot a list over the rows of what fills one of the format's
     fields."""
     kind = a.dtype.kind
-    if kind in "iuf" and a.ndim <= 2 and (kind != "f" or np.isfinite(a).all()):
+    if kind in "iuf" and a.dtype.itemsize <= 8 and a.ndim <= 2 and (kind != "f" or np.isfinite(a).all()):
         one = "%d" if kind in "iu" else "%r"
         if a.ndim == 1:
             return one, [a.tolist()]

@@ -51,3 +51,25 @@ def test_a_value_that_holds_the_splice_mark_is_refused():
     meta = {"objects": JSONText("[]"), "note": "\0procvis-json-objects\0"}
     with pytest.raises(ValueError, match="meta\\['objects'\\]: its place in the JSON text is not unique"):
         encode(meta)
+
+
+def test_names_with_percent_signs_and_rows_without_values_are_written_as_json_writes_them():
+    cols = {"100%": np.zeros((2, 3)), "%s": np.ones((2, 3), np.int64), "a%%b": np.zeros((2, 3, 0))}
+    rows = Rows(cols, [3, 1])
+    for b, n in enumerate((3, 1)):
+        assert rows.text(b) == json.dumps([{k: v[b].tolist()[i] for k, v in cols.items()} for i in range(n)],
+                                          sort_keys=True)
+    empty = Rows({"x": np.zeros((2, 3, 0))}, [2, 0])
+    assert empty.text(0) == '[{"x": []}, {"x": []}]' and empty.text(1) == "[]"
+    assert Rows({}, [2]).text(0) == "[{}, {}]"
+
+
+def test_columns_that_do_not_fit_the_counts_are_refused():
+    with pytest.raises(ValueError, match="column 'x' of shape \\[2, 3\\] does not hold"):
+        Rows({"x": np.zeros((2, 3))}, [4, 1])               # more rows than slots
+    with pytest.raises(ValueError, match="does not hold"):
+        Rows({"x": np.zeros(3)}, [1, 1, 1])
+    with pytest.raises(TypeError, match="column names must be str, not 1"):
+        Rows({1: np.zeros((1, 1))}, [1])
+    with pytest.raises(TypeError):                           # as json refuses it
+        Rows({"x": np.zeros((1, 1), np.longdouble)}, [1])
