@@ -14,7 +14,6 @@ import json
 import numpy as np
 
 _encode = json.JSONEncoder(sort_keys=True, check_circular=False).encode
-_ONE_OF = {"f": "%r", "i": "%d", "u": "%d"}     # numpy kind -> the format json's own output matches (finite floats)
 
 
 class JSONText(str):
@@ -81,7 +80,7 @@ def _column(a: np.ndarray) -> tuple[str, list]:
     fields."""
     kind = a.dtype.kind
     if kind in "iuf" and a.dtype.itemsize <= 8 and a.ndim <= 2 and (kind != "f" or np.isfinite(a).all()):
-        one = "%d" if kind in "iu" else "%r"
+        one = "%d" if kind in "iu" else "%r"          # as json formats ints and finite floats
         if a.ndim == 1:
             return one, [a.tolist()]
         return "[" + ", ".join([one] * a.shape[1]) + "]", [a[:, j].tolist() for j in range(a.shape[1])]

@@ -568,8 +568,8 @@ def owned_heap():
     """While the block runs (the command line's run in its own process), as :func:`own_heap`
     (the collector then runs only between jobs, for the whole process); afterwards the
     process's collector is as it was: the flag cleared, what the jobs froze unfrozen and
-    collection on again if it was on. Where something else had frozen objects before (``gc.unfreeze`` would release
-    them too), the collector is not tuned at all."""
+    collection on again if it was on. Where something else had frozen objects before
+    (``gc.unfreeze`` would release them too), the collector is not tuned at all."""
     global _OWN_HEAP
     if _OWN_HEAP or gc.get_freeze_count():      # tuned already, or by someone else: left alone
         yield

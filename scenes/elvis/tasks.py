@@ -162,7 +162,7 @@ BATCHED = {**{name: getattr(batched, name) for name in ("radial_symmetry", "axis
 def record(f: Factors, kind: str | None, broken: tuple, objects: list[dict] | str, groups: list[int], behind: list,
            front: list, info: dict) -> tuple[dict, str, str]:
     """``(meta, answer, caption)`` of an image of task ``f`` holding ``objects`` (their
-    records, or those as :func:`engine.jsontext.rows`), of ``groups`` (each object's), a
+    records, or those as :meth:`engine.jsontext.Rows.text`), of ``groups`` (each object's), a
     positive when ``kind`` is ``None``, else a negative breaking the principle or the relevant
     properties ``broken``."""
     constraints = ["principle"] + list(f.rel)
@@ -234,31 +234,26 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
     under, over = lay.get("under"), lay.get("over")
     first = 0 if under is None else 1                       # the backdrop disc takes slot 0
 
-    @functools.cache
-    def numbers() -> tuple:                                 # what the metadata rounds, for every sample at once
-        return rounded(radius, 5), rounded(centre, 5), rounded(rotation, 3)
+    counts = valid.sum(1)
 
     @functools.cache
-    def object_rows() -> jsontext.Rows:                     # the objects of every sample, for their JSON text
-        r5, c5, t3 = numbers()
-        return jsontext.Rows({"shape": shape, "color": colour, "rgb": rgb, "size": size, "radius": r5, "center": c5,
-                              "rotation": t3, "group": group,
-                              "prim": first + np.broadcast_to(np.arange(group.shape[1]), group.shape), **extra},
-                             valid.sum(1))
+    def object_columns() -> dict:                           # each object's record fields, for every sample at once
+        r5, c5, t3 = rounded(radius, 5), rounded(centre, 5), rounded(rotation, 3)
+        return {"shape": shape, "color": colour, "rgb": rgb, "size": size, "radius": r5, "center": c5,
+                "rotation": t3, "group": group, "prim": first + np.broadcast_to(np.arange(group.shape[1]), group.shape),
+                **extra}
+
+    @functools.cache
+    def object_rows() -> jsontext.Rows:                     # the same records as JSON text
+        return jsontext.Rows(object_columns(), counts)
 
     def meta(b: int, text: bool = False) -> dict:
-        n = int(valid[b].sum())
-        r5, c5, t3 = numbers()
-        if text:                                            # the same list, as JSON made from the columns
+        n = int(counts[b])
+        if text:
             objects = object_rows().text(b)
         else:
-            more = [dict(zip(extra, vals)) for vals in zip(*(v[b, :n].tolist() for v in extra.values()))] \
-                if extra else [{}] * n
-            objects = [{"shape": sh, "color": co, "rgb": c3, "size": si, "radius": r, "center": xy, "rotation": t,
-                        "group": g, "prim": first + k, **e}
-                       for k, (sh, co, c3, si, r, xy, t, g, e) in enumerate(zip(
-                           shape[b, :n], colour[b, :n], rgb[b, :n].tolist(), size[b, :n], r5[b, :n].tolist(),
-                           c5[b, :n].tolist(), t3[b, :n].tolist(), group[b, :n].tolist(), more))]
+            cols = object_columns()
+            objects = [dict(zip(cols, vals)) for vals in zip(*(c[b, :n].tolist() for c in cols.values()))]
         behind = [] if under is None else [{"kind": "disc", "center": under["center"][b].tolist(),
                                             "radius": float(under["radius"][b]), "rgb": under["rgb"][b].tolist()}]
         info = {**constants, **{k: [int(v) for v in a[b] if v >= 0] for k, a in lists.items()},
