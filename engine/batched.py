@@ -302,11 +302,10 @@ class ShapeBatch:
         """The question sample ``b`` asks."""
         return self.question if isinstance(self.question, str) else self.question[b]
 
-    def scene_batch(self) -> SceneBatch:
-        """All ``B`` scenes as one :class:`engine.batch.SceneBatch`, built from the columns."""
-        import torch                      # listing tasks needs no torch; drawing them does
-
-        from .batch import SceneBatch
+    def primitive_arrays(self) -> Primitives:
+        """All ``B`` scenes' primitives (:class:`kernels.primitives.Primitives`, ``N = K``) as
+        numpy arrays, built from the columns: float32, bool and int64 where
+        :meth:`scene_batch` holds float32, bool and long tensors (the same values)."""
         kind, (prims, verts, nverts, bounds) = self._kinds
         B, K = self.valid.shape
         v = self.valid
@@ -314,16 +313,29 @@ class ShapeBatch:
         geom = np.array([p.geom for p in prims])
         scale = np.where(v[..., None], pscale[kind] * self.radius[..., None], 0.0)
 
-        def t(a, dtype=torch.float32):
-            return torch.from_numpy(np.ascontiguousarray(a)).to(dtype)
-        cols = Primitives(
-            valid=t(v, torch.bool), geom=t(np.where(v, geom[kind], ELLIPSE), torch.long),
-            center=t(np.where(v[..., None], self.center, 0.0)), scale=t(scale),
-            rotation=torch.zeros(B, K) if self.rotation is None else t(np.where(v, -np.radians(self.rotation), 0.0)),
-            color=t(np.where(v[..., None], self.color / 255.0, 0.0)), alpha=t(v.astype(np.float32)),
-            fill=t(v, torch.bool), stroke=t(np.where(v, prims[0].stroke, 0.0)), shell=torch.zeros(B, K),
-            order=torch.zeros(B, K), verts=t(_with_zero_row(verts)[np.where(v, kind, len(verts))]),
-            nverts=t(np.where(v, nverts[kind], 0), torch.long), index=torch.zeros(B, K, dtype=torch.long),
-            bounds=t(np.where(v[..., None], bounds[kind], np.array([-1, -1, 1, 1], np.float32))))
-        bg = torch.tensor(parse_color(self.background), dtype=torch.float32).expand(B, 3).contiguous()
+        def f32(a):
+            return np.ascontiguousarray(a, dtype=np.float32)
+        zeros = np.zeros((B, K), np.float32)
+        return Primitives(
+            valid=np.ascontiguousarray(v, dtype=bool), geom=np.where(v, geom[kind], ELLIPSE).astype(np.int64),
+            center=f32(np.where(v[..., None], self.center, 0.0)), scale=f32(scale),
+            rotation=zeros if self.rotation is None else f32(np.where(v, -np.radians(self.rotation), 0.0)),
+            color=f32(np.where(v[..., None], self.color / 255.0, 0.0)), alpha=f32(v),
+            fill=np.ascontiguousarray(v, dtype=bool), stroke=f32(np.where(v, prims[0].stroke, 0.0)), shell=zeros,
+            order=zeros, verts=f32(_with_zero_row(verts)[np.where(v, kind, len(verts))]),
+            nverts=np.where(v, nverts[kind], 0).astype(np.int64), index=np.zeros((B, K), np.int64),
+            bounds=f32(np.where(v[..., None], bounds[kind], np.array([-1, -1, 1, 1], np.float32))))
+
+    def background_rgb(self) -> np.ndarray:
+        """Each scene's background, ``[B, 3]`` float32 in [0, 1]."""
+        return np.broadcast_to(np.array(parse_color(self.background), np.float32), (len(self), 3))
+
+    def scene_batch(self) -> SceneBatch:
+        """All ``B`` scenes as one :class:`engine.batch.SceneBatch`, built from the columns
+        (:meth:`primitive_arrays` as tensors)."""
+        import torch                      # listing tasks needs no torch; drawing them does
+
+        from .batch import SceneBatch
+        cols = Primitives(*(torch.from_numpy(a) for a in self.primitive_arrays()))
+        bg = torch.from_numpy(self.background_rgb().copy())
         return SceneBatch(cols, bg, torch.zeros(0, 4, 1, 1), torch.zeros(0, 2, dtype=torch.long))

@@ -313,19 +313,24 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
 
 
 def encode_png(image: torch.Tensor) -> bytes:
-    """PNG bytes of a ``[3,H,W]`` uint8 tensor: 8-bit RGB, no row filter, one zlib stream
-    made by :func:`kernels.deflate.zlib_rows` (drawings: matches with the pixel before and
-    the pixel above, smaller than zlib's level 3 in about two thirds of its time, the same
-    bytes on every machine; photographs and textures: zlib level 3).
-
-    Written directly rather than through Pillow, whose adaptive row filtering costs more
-    than the compression saves on rendered images."""
+    """PNG bytes of a ``[3,H,W]`` uint8 tensor (:func:`png_of_planes` of its array)."""
     import torch                # loaded already wherever images are encoded (see the module's imports)
 
     if image.dim() != 3 or image.shape[0] != 3 or image.dtype != torch.uint8:
         raise ValueError(f"encode_png takes a [3,H,W] uint8 image, not {image.dtype} of shape {list(image.shape)}")
-    h, w = int(image.shape[1]), int(image.shape[2])
-    rows = deflate.png_rows(image.numpy())
+    return png_of_planes(image.numpy())
+
+
+def png_of_planes(planes: np.ndarray) -> bytes:
+    """PNG bytes of ``planes [3,H,W]`` uint8: 8-bit RGB, no row filter, one zlib stream made
+    by :func:`kernels.deflate.zlib_rows` (drawings: matches with the pixel before and the
+    pixel above, smaller than zlib's level 3 in about two thirds of its time, the same bytes
+    on every machine; photographs and textures: zlib level 3).
+
+    Written directly rather than through Pillow, whose adaptive row filtering costs more
+    than the compression saves on rendered images."""
+    rows = deflate.png_rows(planes)
+    h, w = planes.shape[1:]
     header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
     return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", deflate.zlib_rows(rows))
             + _chunk(b"IEND", b""))
@@ -377,14 +382,23 @@ def encoded_panels(samples, size) -> list[list[bytes]]:
 
 
 def _encoded_rows(batch, size) -> list[list[bytes]]:
-    """PNG bytes of each scene of the :class:`engine.batch.SceneBatch` ``batch`` (one panel
-    per sample, on the ``size`` canvas), rendered a few at a time within the memory budget as
-    :func:`encoded_panels` renders; returns per sample a one-item list."""
+    """PNG bytes of each sample of the :class:`engine.batched.ShapeBatch` ``batch`` (one panel
+    each, on the ``size`` canvas), rendered from its columns a few at a time within the
+    memory budget as :func:`encoded_panels` renders; returns per sample a one-item list.
+
+    Numpy arrays into the numba kernels (:func:`kernels.raster_numba.render_arrays`): the
+    pixels :func:`engine.rendering.render` gives ``batch.scene_batch()``, and a worker that
+    writes only such tasks never loads torch (about 2.7 s of its start on two cores)."""
+    from kernels.primitives import Primitives
+    from kernels.raster_numba import render_arrays
+
     h, w = canvas_size(size)
     step = max(1, _pixels_at_once() // (h * w))
+    prims, background = batch.primitive_arrays(), batch.background_rgb()
     out = []
     for a in range(0, len(batch), step):
-        out += [[encode_png(im)] for im in rendering.render(batch.slice(a, a + step), (h, w))]
+        part = Primitives(*(c[a:a + step] for c in prims))
+        out += [[png_of_planes(im)] for im in render_arrays(part, h, w, background[a:a + step])]
     return out
 
 
@@ -617,7 +631,8 @@ def _drawn(cfg: RunConfig, members: list) -> tuple[list, list]:
     samples, images = [], []
     for key, run in itertools.groupby(members, key=lambda m: m[0].batch_key if m[0].batched else None):
         run = list(run)
-        if key is None:                   # drawn task by task, rendered together
+        if key is None:                   # drawn task by task, rendered together (with torch)
+            _torch_threads()
             drawn = [s for task, part in itertools.groupby(run, key=lambda m: m[0])
                      for s in task.samples(cfg.seed, [i for _, i in part])]
             samples += drawn
@@ -630,7 +645,7 @@ def _drawn(cfg: RunConfig, members: list) -> tuple[list, list]:
             # no meta to read (only its text is written)
             samples += [task.build(drawn.draw(b, scene=False, text=True), cfg.seed, i)
                         for b, (task, i) in enumerate(part)]
-            images += _encoded_rows(drawn.scene_batch(), cfg.size)
+            images += _encoded_rows(drawn, cfg.size)
     return samples, images
 
 
@@ -724,17 +739,33 @@ def _watch_parent(parent: int) -> None:
 
 def _init_worker(threads: int, parent: int, budget: int) -> None:
     """Set up a worker: its thread counts, its share of the memory budget, no Ctrl-C of its
-    own, and a watch on its parent."""
+    own, and a watch on its parent. Torch is not loaded here: a worker drawing only batched
+    tasks never needs it (:func:`_encoded_rows`); a job that does loads it first
+    (:func:`_torch_threads`)."""
+    global _TORCH_THREADS
     import numba      # in the worker only: a parent rendering on the torch path never loads it
-    import torch
 
     # Ctrl-C reaches the whole process group: the parent alone decides how the run ends.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_watch_parent, args=(parent,), daemon=True).start()
     os.environ[BUDGET_ENV] = str(budget)
     own_heap()
-    torch.set_num_threads(threads)
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))   # the user's NUMBA_NUM_THREADS caps it
+    _TORCH_THREADS = threads
+
+
+_TORCH_THREADS = None    # in a worker: the thread count torch is to get when a job loads it
+
+
+def _torch_threads() -> None:
+    """In a worker, before drawing with torch: load torch and give it the worker's thread
+    count (once). Elsewhere nothing."""
+    global _TORCH_THREADS
+    if _TORCH_THREADS is not None:
+        import torch
+
+        torch.set_num_threads(_TORCH_THREADS)
+        _TORCH_THREADS = None
 
 
 def _worker(args) -> tuple[str, int, dict]:

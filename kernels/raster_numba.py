@@ -532,26 +532,41 @@ def _prepare(valid, geom, center, scale, rotation, order, fill, stroke, shell, b
                 bbox[b, n, 0] = bbox[b, n, 1] = bbox[b, n, 2] = bbox[b, n, 3] = 0
 
 
-def prepare(p: Primitives, height: int, width: int) -> Prepared:
-    """The numba twin of :func:`kernels.raster.prepare` (CPU tensors in, CPU tensors out)."""
-    import torch      # only here: the kernels themselves run on numpy arrays, and tests import them without torch
-
+def prepare_arrays(p: Primitives, height: int, width: int) -> Prepared:
+    """:func:`prepare` on numpy arrays (or CPU tensors) in, numpy arrays out: the pixel-space
+    columns computed here, the others ``p``'s own (as given)."""
     drawing_starts()
     B, N = p.valid.shape
     a = {k: np.empty(shape, dt) for k, shape, dt in (
         ("count", (B,), np.int64), ("perm", (B, N), np.int64), ("center", (B, N, 2), np.float32),
         ("half", (B, N, 2), np.float32), ("cs", (B, N, 2), np.float32), ("stroke", (B, N), np.float32),
         ("shell", (B, N), np.float32), ("bbox", (B, N, 4), np.int64))}
-    f32 = lambda t: np.ascontiguousarray(t.numpy(), dtype=np.float32)  # noqa: E731
     with _LOCK:
-        _prepare(p.valid.numpy(), np.ascontiguousarray(p.geom.numpy(), np.int64), f32(p.center), f32(p.scale),
-                 f32(p.rotation), f32(p.order), p.fill.numpy(), f32(p.stroke), f32(p.shell), f32(p.bounds),
-                 height, width, a["count"], a["perm"], a["center"], a["half"], a["cs"], a["stroke"], a["shell"],
-                 a["bbox"])
-    t = {k: torch.from_numpy(v) for k, v in a.items()}
-    return Prepared(count=t["count"], perm=t["perm"], geom=p.geom, center=t["center"], half=t["half"], cs=t["cs"],
-                    color=p.color, alpha=p.alpha, fill=p.fill, stroke=t["stroke"], shell=t["shell"], verts=p.verts,
-                    nverts=p.nverts, index=p.index, bbox=t["bbox"])
+        _prepare(np.asarray(p.valid), _i64(p.geom), _f32(p.center), _f32(p.scale), _f32(p.rotation), _f32(p.order),
+                 np.asarray(p.fill), _f32(p.stroke), _f32(p.shell), _f32(p.bounds), height, width, a["count"],
+                 a["perm"], a["center"], a["half"], a["cs"], a["stroke"], a["shell"], a["bbox"])
+    return Prepared(count=a["count"], perm=a["perm"], geom=p.geom, center=a["center"], half=a["half"], cs=a["cs"],
+                    color=p.color, alpha=p.alpha, fill=p.fill, stroke=a["stroke"], shell=a["shell"], verts=p.verts,
+                    nverts=p.nverts, index=p.index, bbox=a["bbox"])
+
+
+def prepare(p: Primitives, height: int, width: int) -> Prepared:
+    """The numba twin of :func:`kernels.raster.prepare` (CPU tensors in, CPU tensors out)."""
+    import torch      # only here: the kernels themselves run on numpy arrays, and tests import them without torch
+
+    out = prepare_arrays(p, height, width)
+    return out._replace(**{k: torch.from_numpy(getattr(out, k))
+                           for k in ("count", "perm", "center", "half", "cs", "stroke", "shell", "bbox")})
+
+
+def _f32(t) -> np.ndarray:
+    """A numpy array or CPU tensor as a C-contiguous float32 array (no copy when it is one)."""
+    return np.ascontiguousarray(np.asarray(t), dtype=np.float32)
+
+
+def _i64(t) -> np.ndarray:
+    """A numpy array or CPU tensor as a C-contiguous int64 array (no copy when it is one)."""
+    return np.ascontiguousarray(np.asarray(t), dtype=np.int64)
 
 
 class _Lease:
@@ -604,13 +619,11 @@ _POOL = _OutputPool()
 
 def rasterize(prep: Prepared, height: int, width: int, bg_color: np.ndarray, bg_image: np.ndarray | None,
               atlas: np.ndarray, sprites: np.ndarray, sprite_hw: np.ndarray, uint8: bool = True) -> np.ndarray:
-    """Render prepared primitives (CPU tensors) over ``bg_color [B,3]`` or ``bg_image [B,3,H,W]``
-    (float32 in [0,1]).
+    """Render prepared primitives (numpy arrays or CPU tensors) over ``bg_color [B,3]`` or
+    ``bg_image [B,3,H,W]`` (float32 in [0,1]).
 
     Returns ``[B,3,H,W]`` numpy: uint8 (rounded) when ``uint8``, else float32 in [0,1].
     """
-    f32 = lambda t: np.ascontiguousarray(t.numpy(), dtype=np.float32)  # noqa: E731
-    i64 = lambda t: np.ascontiguousarray(t.numpy(), dtype=np.int64)  # noqa: E731
     drawing_starts()
     B = prep.geom.shape[0]
     img = np.zeros((0, 3, 1, 1), np.float32) if bg_image is None else np.ascontiguousarray(bg_image, dtype=np.float32)
@@ -620,13 +633,25 @@ def rasterize(prep: Prepared, height: int, width: int, bg_color: np.ndarray, bg_
             out_u8, out_f32 = _POOL.get(shape, np.uint8), np.empty(none, np.float32)
         else:
             out_u8, out_f32 = np.empty(none, np.uint8), np.empty(shape, np.float32)
-        prims = _Prims(i64(prep.count), i64(prep.perm), i64(prep.geom), f32(prep.center), f32(prep.half),
-                       f32(prep.cs), f32(prep.color), f32(prep.alpha), np.ascontiguousarray(prep.fill.numpy()),
-                       f32(prep.stroke), f32(prep.shell), f32(prep.verts), i64(prep.nverts), i64(prep.index),
-                       i64(prep.bbox))
+        prims = _Prims(_i64(prep.count), _i64(prep.perm), _i64(prep.geom), _f32(prep.center), _f32(prep.half),
+                       _f32(prep.cs), _f32(prep.color), _f32(prep.alpha), np.ascontiguousarray(np.asarray(prep.fill)),
+                       _f32(prep.stroke), _f32(prep.shell), _f32(prep.verts), _i64(prep.nverts), _i64(prep.index),
+                       _i64(prep.bbox))
         _render(prims, _Images(np.ascontiguousarray(bg_color, dtype=np.float32), img, atlas, sprites, sprite_hw),
                 out_u8, out_f32)
     return out_u8 if uint8 else out_f32
+
+
+NO_SPRITES = (np.zeros((0, 4, 1, 1), np.float32), np.zeros((0, 2), np.int64))   # (sprites, sprite_hw) of none
+
+
+def render_arrays(p: Primitives, height: int, width: int, bg_color: np.ndarray) -> np.ndarray:
+    """Primitives without sprites (numpy arrays, :class:`kernels.primitives.Primitives`)
+    rendered over ``bg_color [B,3]`` float32 in [0,1]: ``[B,3,H,W]`` uint8, the pixels
+    ``engine.rendering.render`` gives for them on the CPU, without torch."""
+    from .glyphs import load_atlas
+
+    return rasterize(prepare_arrays(p, height, width), height, width, bg_color, None, load_atlas().sdf, *NO_SPRITES)
 
 
 _NOTE = None      # what note_before_compiling set: called once, before the first drawing

@@ -111,6 +111,24 @@ def test_a_sample_built_without_its_scene_has_the_same_record(task_id):
         assert _row(text)["meta"] == json.dumps(full.record()["meta"], sort_keys=True)
 
 
+@pytest.mark.parametrize("task_id", ONE_PER_GROUP)
+def test_images_written_from_the_columns_are_the_samples_own_scenes(task_id):
+    # generate renders a batch from its numpy columns without torch; the oracle renders each
+    # sample's own Scene (built another way: engine.shapes' primitives) on the torch path
+    import io
+
+    from PIL import Image
+
+    from engine.outputs import _encoded_rows, encode_png
+    from engine.rendering import render
+    drawn = get_task(task_id).batch(3, range(12))
+    scenes = render([drawn.scene(b) for b in range(12)], size=72)
+    got = _encoded_rows(drawn, 72)
+    assert [g for [g] in got] == [encode_png(im) for im in scenes]
+    for [png], want in zip(got, scenes):
+        assert np.array_equal(np.asarray(Image.open(io.BytesIO(png)).convert("RGB")), want.permute(1, 2, 0).numpy())
+
+
 @pytest.mark.parametrize("first", [ids[0] for ids in GROUPS.values() if len(ids) > 1])
 def test_tasks_of_a_group_drawn_together_each_get_their_own_samples(first):
     ids = next(ids for ids in GROUPS.values() if ids[0] == first)

@@ -77,6 +77,20 @@ def test_a_parent_with_workers_leaves_torch_to_them(tmp_path):
     assert run.stdout.split() == ["LIGHT"] and verify(str(tmp_path / "out")) == []
 
 
+def test_a_worker_drawing_batched_tasks_never_loads_torch(tmp_path):
+    # importing torch was about 2.7 s of each worker's start on two cores; batched tasks are
+    # rendered from their numpy columns, and a job drawing with torch gives it the worker's threads
+    script = ("import os, sys\nfrom engine import outputs\noutputs._init_worker(1, os.getppid(), 1 << 30)\n"
+              "task = 'elvis/closure/feature_circle/rel-color+shape_irr-size_g1'\n"
+              "outputs.write_shard(sys.argv[1], outputs.RunConfig(task, 0, 4, 32, 'parquet', 4), task, 0)\n"
+              "print('torch' in sys.modules)\n"
+              "outputs.write_shard(sys.argv[1], outputs.RunConfig('shapes/same_shape', 0, 2, 32, 'parquet', 2), "
+              "'shapes/same_shape', 0)\nimport torch\nprint(torch.get_num_threads())\n")
+    run = subprocess.run([sys.executable, "-c", script, str(tmp_path / "out")], capture_output=True, text=True,
+                         cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": "."}, timeout=300)
+    assert run.returncode == 0 and run.stdout.split() == ["False", "1"], run.stderr[-800:]
+
+
 def test_only_processes_procvis_owns_have_their_collector_tuned(tmp_path, monkeypatch):
     # a library call leaves the caller's garbage collector alone; the command line freezes
     # what outlives each job while it runs and restores the collector after; the workers
