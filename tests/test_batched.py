@@ -121,9 +121,13 @@ def test_images_written_from_the_columns_are_the_samples_own_scenes(task_id):
 
     from engine.outputs import _encoded_rows, encode_png
     from engine.rendering import render
+    from kernels import raster_numba
     drawn = get_task(task_id).batch(3, range(12))
     scenes = render([drawn.scene(b) for b in range(12)], size=72)
+    kernels = (raster_numba._prepare, raster_numba._render)
+    compiled = [set(k.signatures) for k in kernels]
     got = _encoded_rows(drawn, 72)
+    assert [set(k.signatures) for k in kernels] == compiled      # the torch path's kernels: one disk cache for both
     assert [g for [g] in got] == [encode_png(im) for im in scenes]
     for [png], want in zip(got, scenes):
         assert np.array_equal(np.asarray(Image.open(io.BytesIO(png)).convert("RGB")), want.permute(1, 2, 0).numpy())
