@@ -277,7 +277,8 @@ class ShapeBatch:
     def draw(self, b: int, scene: bool = True, text: bool = False) -> Draw:
         """Sample ``b`` as the :class:`engine.sample.Draw` a one-at-a-time task returns.
         ``scene=False``: its panel is an empty scene of the background, for a caller that
-        renders the batch's own columns (:meth:`scene_batch`) and needs only the rest.
+        renders the batch's own columns (:meth:`primitive_arrays`, :meth:`scene_batch`) and
+        needs only the rest.
         ``text=True``: its meta from ``meta_text`` where the batch has one, for a caller that
         only encodes it (:func:`engine.jsontext.encode`)."""
         panel = self.scene(b) if scene else Scene(background=self.background)
@@ -315,20 +316,21 @@ class ShapeBatch:
 
         def f32(a):                       # a writable copy: the kernels are compiled for writable arrays
             return np.array(a, dtype=np.float32, order="C")
-        zeros = np.zeros((B, K), np.float32)
+        def zeros():
+            return np.zeros((B, K), np.float32)
         return Primitives(
             valid=np.array(v, dtype=bool, order="C"), geom=np.where(v, geom[kind], ELLIPSE).astype(np.int64),
             center=f32(np.where(v[..., None], self.center, 0.0)), scale=f32(scale),
-            rotation=zeros if self.rotation is None else f32(np.where(v, -np.radians(self.rotation), 0.0)),
+            rotation=zeros() if self.rotation is None else f32(np.where(v, -np.radians(self.rotation), 0.0)),
             color=f32(np.where(v[..., None], self.color / 255.0, 0.0)), alpha=f32(v),
-            fill=np.array(v, dtype=bool, order="C"), stroke=f32(np.where(v, prims[0].stroke, 0.0)), shell=zeros,
-            order=zeros, verts=f32(_with_zero_row(verts)[np.where(v, kind, len(verts))]),
+            fill=np.array(v, dtype=bool, order="C"), stroke=f32(np.where(v, prims[0].stroke, 0.0)), shell=zeros(),
+            order=zeros(), verts=f32(_with_zero_row(verts)[np.where(v, kind, len(verts))]),
             nverts=np.where(v, nverts[kind], 0).astype(np.int64), index=np.zeros((B, K), np.int64),
             bounds=f32(np.where(v[..., None], bounds[kind], np.array([-1, -1, 1, 1], np.float32))))
 
     def background_rgb(self) -> np.ndarray:
-        """Each scene's background, ``[B, 3]`` float32 in [0, 1]."""
-        return np.broadcast_to(np.array(parse_color(self.background), np.float32), (len(self), 3))
+        """Each scene's background, ``[B, 3]`` float32 in [0, 1] (a writable array of its own)."""
+        return np.tile(np.array(parse_color(self.background), np.float32), (len(self), 1))
 
     def scene_batch(self) -> SceneBatch:
         """All ``B`` scenes as one :class:`engine.batch.SceneBatch`, built from the columns

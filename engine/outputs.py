@@ -66,8 +66,9 @@ from .task import drawing_starts
 if TYPE_CHECKING:
     import torch
 
-# torch, loaded where pixels are made: a parent process only plans, journals and starts its
-# workers, which then load torch side by side instead of after it
+# torch, loaded where pixels are made with it: a parent process only plans, journals and
+# starts its workers, which load it side by side when a job draws with it (batched tasks
+# are rendered from numpy arrays without it, see _encoded_rows)
 frames, rendering = lazy_module("engine.frames"), lazy_module("engine.rendering")
 deflate = lazy_module("kernels.deflate")          # numba too: only where images are encoded
 
@@ -314,7 +315,7 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
 
 def encode_png(image: torch.Tensor) -> bytes:
     """PNG bytes of a ``[3,H,W]`` uint8 tensor (:func:`png_of_planes` of its array)."""
-    import torch                # loaded already wherever images are encoded (see the module's imports)
+    import torch                # loaded already wherever a tensor is encoded
 
     if image.dim() != 3 or image.shape[0] != 3 or image.dtype != torch.uint8:
         raise ValueError(f"encode_png takes a [3,H,W] uint8 image, not {image.dtype} of shape {list(image.shape)}")

@@ -33,7 +33,8 @@ GEOMETRIES = ("ellipse", "polygon", "polyline", "glyph", "sprite")
 
 
 class Primitives(NamedTuple):
-    """A padded batch of primitives (scene units). ``B`` scenes, ``N`` slots, ``V`` vertices.
+    """A padded batch of primitives (scene units). ``B`` scenes, ``N`` slots, ``V`` vertices;
+    torch tensors, or numpy arrays for the numba path alone (``raster_numba.render_arrays``).
 
     valid ``[B,N]`` bool · geom ``[B,N]`` long · center ``[B,N,2]`` · scale ``[B,N,2]`` ·
     rotation ``[B,N]`` radians (world = center + R(rotation) @ (local * scale), y down) ·
@@ -72,7 +73,8 @@ class Primitives(NamedTuple):
 
 
 class Prepared(NamedTuple):
-    """Primitives in pixel space, in their slots, plus the draw order.
+    """Primitives in pixel space, in their slots, plus the draw order (tensors, or numpy
+    arrays from ``raster_numba.prepare_arrays``).
 
     count ``[B]`` (primitives per scene) · perm ``[B,N]`` (``perm[b, k]`` is the slot drawn
     ``k``-th; valid slots first) · geom ``[B,N]`` · center ``[B,N,2]`` px · half ``[B,N,2]`` px ·

@@ -542,8 +542,8 @@ def prepare_arrays(p: Primitives, height: int, width: int) -> Prepared:
         ("half", (B, N, 2), np.float32), ("cs", (B, N, 2), np.float32), ("stroke", (B, N), np.float32),
         ("shell", (B, N), np.float32), ("bbox", (B, N, 4), np.int64))}
     with _LOCK:
-        _prepare(np.asarray(p.valid), _i64(p.geom), _f32(p.center), _f32(p.scale), _f32(p.rotation), _f32(p.order),
-                 np.asarray(p.fill), _f32(p.stroke), _f32(p.shell), _f32(p.bounds), height, width, a["count"],
+        _prepare(_bool(p.valid), _i64(p.geom), _f32(p.center), _f32(p.scale), _f32(p.rotation), _f32(p.order),
+                 _bool(p.fill), _f32(p.stroke), _f32(p.shell), _f32(p.bounds), height, width, a["count"],
                  a["perm"], a["center"], a["half"], a["cs"], a["stroke"], a["shell"], a["bbox"])
     return Prepared(count=a["count"], perm=a["perm"], geom=p.geom, center=a["center"], half=a["half"], cs=a["cs"],
                     color=p.color, alpha=p.alpha, fill=p.fill, stroke=a["stroke"], shell=a["shell"], verts=p.verts,
@@ -560,13 +560,20 @@ def prepare(p: Primitives, height: int, width: int) -> Prepared:
 
 
 def _f32(t) -> np.ndarray:
-    """A numpy array or CPU tensor as a C-contiguous float32 array (no copy when it is one)."""
-    return np.ascontiguousarray(np.asarray(t), dtype=np.float32)
+    """A numpy array or CPU tensor as a writable C-contiguous float32 array (no copy when it
+    is one): the kernels are compiled for writable arrays, and a read-only one (a broadcast
+    view) would type, and compile, another version of them."""
+    return np.require(np.asarray(t), np.float32, ["C", "W"])
 
 
 def _i64(t) -> np.ndarray:
-    """A numpy array or CPU tensor as a C-contiguous int64 array (no copy when it is one)."""
-    return np.ascontiguousarray(np.asarray(t), dtype=np.int64)
+    """As :func:`_f32`, int64."""
+    return np.require(np.asarray(t), np.int64, ["C", "W"])
+
+
+def _bool(t) -> np.ndarray:
+    """As :func:`_f32`, bool."""
+    return np.require(np.asarray(t), np.bool_, ["C", "W"])
 
 
 class _Lease:
@@ -626,7 +633,7 @@ def rasterize(prep: Prepared, height: int, width: int, bg_color: np.ndarray, bg_
     """
     drawing_starts()
     B = prep.geom.shape[0]
-    img = np.zeros((0, 3, 1, 1), np.float32) if bg_image is None else np.ascontiguousarray(bg_image, dtype=np.float32)
+    img = np.zeros((0, 3, 1, 1), np.float32) if bg_image is None else _f32(bg_image)
     with _LOCK, numba.parallel_chunksize(CHUNK):
         shape, none = (B, 3, height, width), (0, 3, height, width)
         if uint8:
@@ -634,10 +641,10 @@ def rasterize(prep: Prepared, height: int, width: int, bg_color: np.ndarray, bg_
         else:
             out_u8, out_f32 = np.empty(none, np.uint8), np.empty(shape, np.float32)
         prims = _Prims(_i64(prep.count), _i64(prep.perm), _i64(prep.geom), _f32(prep.center), _f32(prep.half),
-                       _f32(prep.cs), _f32(prep.color), _f32(prep.alpha), np.ascontiguousarray(np.asarray(prep.fill)),
+                       _f32(prep.cs), _f32(prep.color), _f32(prep.alpha), _bool(prep.fill),
                        _f32(prep.stroke), _f32(prep.shell), _f32(prep.verts), _i64(prep.nverts), _i64(prep.index),
                        _i64(prep.bbox))
-        _render(prims, _Images(np.ascontiguousarray(bg_color, dtype=np.float32), img, atlas, sprites, sprite_hw),
+        _render(prims, _Images(_f32(bg_color), img, _f32(atlas), _f32(sprites), _i64(sprite_hw)),
                 out_u8, out_f32)
     return out_u8 if uint8 else out_f32
 

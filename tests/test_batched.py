@@ -127,10 +127,13 @@ def test_images_written_from_the_columns_are_the_samples_own_scenes(task_id):
     kernels = (raster_numba._prepare, raster_numba._render)
     compiled = [set(k.signatures) for k in kernels]
     got = _encoded_rows(drawn, 72)
-    assert [set(k.signatures) for k in kernels] == compiled      # the torch path's kernels: one disk cache for both
     assert [g for [g] in got] == [encode_png(im) for im in scenes]
     for [png], want in zip(got, scenes):
         assert np.array_equal(np.asarray(Image.open(io.BytesIO(png)).convert("RGB")), want.permute(1, 2, 0).numpy())
+    one = get_task(task_id).batch(3, [5])                # a batch of one (its slices: C-ordered views)
+    assert _encoded_rows(one, 72) == [[encode_png(scenes[5])]]
+    # the torch path's kernels: one disk cache serves both (a new signature compiles in every fresh process)
+    assert [set(k.signatures) for k in kernels] == compiled
 
 
 @pytest.mark.parametrize("first", [ids[0] for ids in GROUPS.values() if len(ids) > 1])

@@ -65,8 +65,8 @@ def test_parquet_footers_keep_statistics_of_short_columns_only(tmp_path):
 
 
 def test_a_parent_with_workers_leaves_torch_to_them(tmp_path):
-    # the workers load torch side by side as soon as they are started; a parent that loaded
-    # it first started them about a second later
+    # the workers load torch side by side when a job draws with it; a parent that loaded it
+    # first started them about a second later
     script = tmp_path / "run.py"
     script.write_text("import sys\nfrom engine.outputs import generate\nif __name__ == '__main__':\n"
                       "    generate('shapes/count/*', sys.argv[1], count=3, size=32, workers=2, shard_size=2, progress=False)\n"
