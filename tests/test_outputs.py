@@ -64,6 +64,15 @@ def test_parquet_footers_keep_statistics_of_short_columns_only(tmp_path):
         assert b"\x89PNG" not in f.read_bytes()[-meta.serialized_size - 8:]
 
 
+def _python_prints(script: str, *args) -> list[str]:
+    """The words ``script`` prints, run by a fresh interpreter from the repository (it must
+    exit 0)."""
+    run = subprocess.run([sys.executable, "-c", script, *map(str, args)], capture_output=True, text=True, timeout=300,
+                         cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": "."})
+    assert run.returncode == 0, run.stderr[-800:]
+    return run.stdout.split()
+
+
 def test_a_parent_with_workers_leaves_torch_to_them(tmp_path):
     # the workers load torch side by side when a job draws with it; a parent that loaded it
     # first started them about a second later
@@ -86,9 +95,7 @@ def test_a_worker_drawing_batched_tasks_never_loads_torch(tmp_path):
               "print('torch' in sys.modules)\n"
               "outputs.write_shard(sys.argv[1], outputs.RunConfig('shapes/same_shape', 0, 2, 32, 'parquet', 2), "
               "'shapes/same_shape', 0)\nimport torch\nprint(torch.get_num_threads())\n")
-    run = subprocess.run([sys.executable, "-c", script, str(tmp_path / "out")], capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": "."}, timeout=300)
-    assert run.returncode == 0 and run.stdout.split() == ["False", "1"], run.stderr[-800:]
+    assert _python_prints(script, tmp_path / "out") == ["False", "1"]
 
 
 def test_only_processes_procvis_owns_have_their_collector_tuned(tmp_path, monkeypatch):
@@ -124,9 +131,7 @@ def test_only_processes_procvis_owns_have_their_collector_tuned(tmp_path, monkey
              "print(outputs._OWN_HEAP, gc.isenabled())\n" \
              "outputs.write_shard(sys.argv[1], outputs.RunConfig('shapes/colours', 0, 2, 16, 'parquet', 4), " \
              "'shapes/colours', 0)\nprint(gc.isenabled(), gc.get_freeze_count() > 0)\n"
-    worker = subprocess.run([sys.executable, "-c", script, str(tmp_path / "worker")], capture_output=True, text=True,
-                            timeout=300, cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": "."})
-    assert worker.returncode == 0 and worker.stdout.split() == ["True", "True", "False", "True"], worker.stderr[-800:]
+    assert _python_prints(script, tmp_path / "worker") == ["True", "True", "False", "True"]
 
 
 @pytest.mark.parametrize("pattern", ["elvis/closure/feature_*", "shapes/[cs][oi]*"])
@@ -159,9 +164,7 @@ def test_a_worker_writes_parquet_without_loading_pandas(tmp_path):
               "outputs.generate('shapes/colours', sys.argv[1], count=2, size=16, workers=1, progress=False)\n"
               "print('pandas' in sys.modules)\nimport pyarrow.parquet as pq\n"
               "print(type(pq.read_table(glob.glob(sys.argv[1] + '/data/*/*.parquet')[0]).to_pandas()).__name__)\n")
-    run = subprocess.run([sys.executable, "-c", script, str(tmp_path / "out")], capture_output=True, text=True,
-                         cwd=Path(__file__).resolve().parents[1], env={**os.environ, "PYTHONPATH": "."}, timeout=300)
-    assert run.returncode == 0 and run.stdout.split() == ["False", "DataFrame"], run.stderr[-800:]
+    assert _python_prints(script, tmp_path / "out") == ["False", "DataFrame"]
 
 
 def test_a_parquet_folder_of_the_old_layout_is_refused_by_name(tmp_path):
