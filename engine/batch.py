@@ -55,7 +55,7 @@ class SceneBatch:
 
     def slice(self, a: int, b: int) -> "SceneBatch":
         """Scenes ``a..b-1`` of the batch (views, sharing the sprite atlas)."""
-        return SceneBatch(Primitives(*(t[a:b] for t in self.primitives)), self.background[a:b], self.atlas,
+        return SceneBatch(self.primitives.rows(a, b), self.background[a:b], self.atlas,
                           self.sprite_hw, self.sprites8)
 
     @classmethod

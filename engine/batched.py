@@ -305,8 +305,8 @@ class ShapeBatch:
 
     def primitive_arrays(self) -> Primitives:
         """All ``B`` scenes' primitives (:class:`kernels.primitives.Primitives`, ``N = K``) as
-        writable C-ordered numpy arrays, built from the columns: float32, bool and int64
-        where :meth:`scene_batch` holds float32, bool and long tensors (the same values)."""
+        C-ordered numpy arrays, built from the columns: float32, bool and int64 where
+        :meth:`scene_batch` holds float32, bool and long tensors (the same values)."""
         kind, (prims, verts, nverts, bounds) = self._kinds
         B, K = self.valid.shape
         v = self.valid
@@ -314,16 +314,17 @@ class ShapeBatch:
         geom = np.array([p.geom for p in prims])
         scale = np.where(v[..., None], pscale[kind] * self.radius[..., None], 0.0)
 
-        def f32(a):                       # a writable copy: the kernels are compiled for writable arrays
-            return np.array(a, dtype=np.float32, order="C")
+        def f32(a):
+            return np.ascontiguousarray(a, dtype=np.float32)
+
         def zeros():
             return np.zeros((B, K), np.float32)
         return Primitives(
-            valid=np.array(v, dtype=bool, order="C"), geom=np.where(v, geom[kind], ELLIPSE).astype(np.int64),
+            valid=np.ascontiguousarray(v, dtype=bool), geom=np.where(v, geom[kind], ELLIPSE).astype(np.int64),
             center=f32(np.where(v[..., None], self.center, 0.0)), scale=f32(scale),
             rotation=zeros() if self.rotation is None else f32(np.where(v, -np.radians(self.rotation), 0.0)),
             color=f32(np.where(v[..., None], self.color / 255.0, 0.0)), alpha=f32(v),
-            fill=np.array(v, dtype=bool, order="C"), stroke=f32(np.where(v, prims[0].stroke, 0.0)), shell=zeros(),
+            fill=np.ascontiguousarray(v, dtype=bool), stroke=f32(np.where(v, prims[0].stroke, 0.0)), shell=zeros(),
             order=zeros(), verts=f32(_with_zero_row(verts)[np.where(v, kind, len(verts))]),
             nverts=np.where(v, nverts[kind], 0).astype(np.int64), index=np.zeros((B, K), np.int64),
             bounds=f32(np.where(v[..., None], bounds[kind], np.array([-1, -1, 1, 1], np.float32))))
@@ -339,5 +340,5 @@ class ShapeBatch:
 
         from .batch import SceneBatch
         cols = Primitives(*(torch.from_numpy(a) for a in self.primitive_arrays()))
-        bg = torch.from_numpy(self.background_rgb().copy())
+        bg = torch.from_numpy(self.background_rgb())
         return SceneBatch(cols, bg, torch.zeros(0, 4, 1, 1), torch.zeros(0, 2, dtype=torch.long))

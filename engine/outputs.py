@@ -390,7 +390,6 @@ def _encoded_rows(batch, size) -> list[list[bytes]]:
     Numpy arrays into the numba kernels (:func:`kernels.raster_numba.render_arrays`): the
     pixels :func:`engine.rendering.render` gives ``batch.scene_batch()``, and a worker that
     writes only such tasks never loads torch (about 2.7 s of its start on two cores)."""
-    from kernels.primitives import Primitives
     from kernels.raster_numba import render_arrays
 
     h, w = canvas_size(size)
@@ -398,8 +397,7 @@ def _encoded_rows(batch, size) -> list[list[bytes]]:
     prims, background = batch.primitive_arrays(), batch.background_rgb()
     out = []
     for a in range(0, len(batch), step):
-        part = Primitives(*(c[a:a + step] for c in prims))
-        out += [[png_of_planes(im)] for im in render_arrays(part, h, w, background[a:a + step])]
+        out += [[png_of_planes(im)] for im in render_arrays(prims.rows(a, a + step), h, w, background[a:a + step])]
     return out
 
 
@@ -738,6 +736,9 @@ def _watch_parent(parent: int) -> None:
             os._exit(1)
 
 
+_TORCH_THREADS = None    # in a worker: the thread count torch is to get when a job loads it
+
+
 def _init_worker(threads: int, parent: int, budget: int) -> None:
     """Set up a worker: its thread counts, its share of the memory budget, no Ctrl-C of its
     own, and a watch on its parent. Torch is not loaded here: a worker drawing only batched
@@ -753,9 +754,6 @@ def _init_worker(threads: int, parent: int, budget: int) -> None:
     own_heap()
     numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))   # the user's NUMBA_NUM_THREADS caps it
     _TORCH_THREADS = threads
-
-
-_TORCH_THREADS = None    # in a worker: the thread count torch is to get when a job loads it
 
 
 def _torch_threads() -> None:

@@ -61,6 +61,10 @@ class Primitives(NamedTuple):
     index: torch.Tensor
     bounds: torch.Tensor
 
+    def rows(self, a: int, b: int) -> Primitives:
+        """Scenes ``a..b-1`` (views of every column)."""
+        return Primitives(*(t[a:b] for t in self))
+
     def to(self, device) -> Primitives:
         """The same primitives on ``device`` (to a GPU: packed, pinned, one copy per dtype);
         anything else ``Tensor.to`` takes (a dtype) applies to every column."""
