@@ -41,11 +41,14 @@ class Rows:
     ``(b, k)`` for ``k < counts[b]``, row ``(b, k)`` the dict ``{name: column[b, k]}``.
     :meth:`text` gives sample ``b``'s list exactly as :func:`encode` writes the list of those
     dicts built from ``column[b, k].tolist()`` (keys sorted). The columns are read once for
-    all samples, only where there are rows: finite float and integer values formatted as
-    json formats them, booleans and texts encoded once per distinct value, any other value
-    one by one."""
+    all samples, only where there are rows, and every sample's text is written by one
+    compiled pass (:func:`kernels.json_rows.write_rows`): integers, and floats that are short
+    decimals (:func:`kernels.json_rows.decimal_digits`), as numbers; booleans and texts
+    encoded once per distinct value; any other value encoded one by one."""
 
     def __init__(self, columns: dict[str, np.ndarray], counts: np.ndarray):
+        from kernels.json_rows import write_rows
+
         counts = np.asarray(counts, np.int64)
         odd = [k for k in columns if not isinstance(k, str)]
         if odd:
@@ -56,36 +59,106 @@ class Rows:
                 raise ValueError(f"column {name!r} of shape {list(a.shape)} does not hold [B, K, ...] with "
                                  f"B = {len(counts)} and counts 0..K")
         ends = np.cumsum(counts)
-        self._bounds = list(zip((ends - counts).tolist(), ends.tolist()))
-        parts, self._slots = [], []
-        for name in sorted(columns):
+        fields = _Fields()
+        pieces = ["{"]                                  # a row's literal text around its fields
+        for j, name in enumerate(sorted(columns)):
             a = columns[name]
-            fmt, slots = _column(a[np.arange(a.shape[1])[None, :] < counts[:, None]])
-            parts.append(f"{_encode(name).replace('%', '%%')}: {fmt}")    # a name's % is text, not a field
-            self._slots += slots
-        self._template = "{" + ", ".join(parts) + "}"
+            pieces[-1] += (", " if j else "") + _encode(name) + ": "
+            fields.column(a[np.arange(a.shape[1])[None, :] < counts[:, None]], pieces)
+        pieces[-1] += "}"
+        numbers, decimals, codes, table = fields.arrays(int(ends[-1]) if len(ends) else 0)
+        self._text, self._ends = write_rows(pieces, numbers, decimals, codes, table,
+                                            np.stack([ends - counts, ends], 1))
 
     def text(self, b: int) -> JSONText:
         """Sample ``b``'s rows as a JSON list: :class:`JSONText`."""
-        start, end = self._bounds[b]
-        if not self._slots:                                   # no value to fill in: every row the same
-            return JSONText("[" + ", ".join([self._template % ()] * (end - start)) + "]")
-        values = [slot[start:end] for slot in self._slots]
-        return JSONText("[" + ", ".join([self._template % row for row in zip(*values)]) + "]")
+        start = int(self._ends[b - 1]) if b > 0 else 0
+        return JSONText(self._text[start:int(self._ends[b])].decode("ascii"))
 
 
-def _column(a: np.ndarray) -> tuple[str, list]:
-    """``(format of one row's value, its slots)`` of the rows ``a`` ``[N, ...]`` of a column
-    for :class:`Rows`: each slot a list over the rows of what fills one of the format's
-    fields."""
-    kind = a.dtype.kind
-    if kind in "iuf" and a.dtype.itemsize <= 8 and a.ndim <= 2 and (kind != "f" or np.isfinite(a).all()):
-        one = "%d" if kind in "iu" else "%r"          # as json formats ints and finite floats
-        if a.ndim == 1:
-            return one, [a.tolist()]
-        return "[" + ", ".join([one] * a.shape[1]) + "]", [a[:, j].tolist() for j in range(a.shape[1])]
-    values = a.tolist()
-    if a.ndim == 1 and (kind == "b" or {type(v) for v in values} <= {str, type(None)}):   # each encoded once
-        table = {v: _encode(v) for v in set(values)}
-        return "%s", [[table[v] for v in values]]
-    return "%s", [[_encode(v) for v in values]]                              # anything else, one by one
+DECIMALS = (6, 9, 12, 15, 3, 0)     # places tried for a float column's numbers: rounded records first, then
+#                                     larger values (fewer places keep |k| < 10**15)
+
+
+class _Fields:
+    """The fields of a row template being built: per field the numbers, their decimals and
+    the codes of texts written instead (see :func:`kernels.json_rows.write_rows`)."""
+
+    def __init__(self):
+        self.numbers, self.decimals, self.codes = [], [], []
+        self.table: dict[str, int] = {}
+
+    def column(self, a: np.ndarray, pieces: list[str]) -> None:
+        """Add the fields of the rows ``a`` ``[N, ...]`` of one column, the template's
+        literal text around them to ``pieces`` (whose last item is the text before them)."""
+        kind = a.dtype.kind
+        if kind in "iuf" and a.dtype.itemsize <= 8 and a.ndim <= 2:
+            if a.ndim == 1:
+                self.number(a)
+                pieces.append("")
+                return
+            pieces[-1] += "["
+            for j in range(a.shape[1]):
+                pieces[-1] += ", " if j else ""
+                self.number(a[:, j])
+                pieces.append("")
+            pieces[-1] += "]"
+            return
+        if a.ndim == 1 and kind in "bU":                  # each distinct value encoded once
+            distinct, inverse = np.unique(a, return_inverse=True)
+            self.texts(self.coded([_encode(v) for v in distinct.tolist()])[inverse.reshape(-1)])
+        else:
+            values = a.tolist()
+            if a.ndim == 1 and {type(v) for v in values} <= {str, type(None)}:
+                distinct = list(set(values))
+                at = {v: j for j, v in enumerate(distinct)}
+                self.texts(self.coded([_encode(v) for v in distinct])[[at[v] for v in values]])
+            else:                                           # anything else, one by one
+                self.texts(self.coded([_encode(v) for v in values]))
+        pieces.append("")
+
+    def number(self, a: np.ndarray) -> None:
+        """A field of the numbers ``a [N]`` (ints, or floats as json writes them)."""
+        from kernels.json_rows import MAX_DIGITS, decimal_digits
+
+        if a.dtype.kind != "f":
+            ok = np.abs(a.astype(np.float64)) < 10.0 ** MAX_DIGITS        # far from int64's ends
+            self.add(np.where(ok, a, 0).astype(np.int64), -1, ok, [str(v) for v in a[~ok].tolist()])
+            return
+        a = a.astype(np.float64)
+        best = None
+        for d in DECIMALS:                              # the first that writes every value, else the one writing most
+            k, ok = decimal_digits(a, d)
+            if best is None or ok.sum() > best[2].sum():
+                best = (k, d, ok)
+            if ok.all():
+                break
+        k, d, ok = best
+        self.add(k, d, ok, [_encode(v) for v in a[~ok].tolist()])
+
+    def texts(self, codes: np.ndarray) -> None:
+        """A field of texts: ``codes [N]`` of the table's."""
+        self.numbers.append(np.zeros(len(codes), np.int64))
+        self.decimals.append(-1)
+        self.codes.append(np.asarray(codes, np.int64))
+
+    def add(self, numbers: np.ndarray, decimals: int, ok: np.ndarray, texts: list[str]) -> None:
+        """A field of ``numbers`` with ``decimals`` places where ``ok``, elsewhere of
+        ``texts`` (one per such row, in order)."""
+        codes = np.full(len(numbers), -1, np.int64)
+        if texts:
+            codes[~ok] = self.coded(texts)
+        self.numbers.append(numbers)
+        self.decimals.append(decimals)
+        self.codes.append(codes)
+
+    def coded(self, texts: list[str]) -> np.ndarray:
+        """The table's codes of ``texts`` (JSON), each distinct one entered once."""
+        return np.array([self.table.setdefault(t, len(self.table)) for t in texts], np.int64)
+
+    def arrays(self, n: int) -> tuple:
+        """``(numbers [F, n], decimals [F], codes [F, n], table)``."""
+        F = len(self.numbers)
+        shape = (F, n)
+        return (np.array(self.numbers, np.int64).reshape(shape), np.array(self.decimals, np.int64),
+                np.array(self.codes, np.int64).reshape(shape), list(self.table))

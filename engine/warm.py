@@ -68,6 +68,7 @@ def warm(pattern: str | None = None, parts: int = 2, processes: int = 2) -> list
     written first (:func:`compile_sources`). Returns the task ids drawn."""
     import torch
 
+    from .jsontext import Rows
     from .outputs import encode_png, encoded_panels
 
     compile_sources()
@@ -75,6 +76,7 @@ def warm(pattern: str | None = None, parts: int = 2, processes: int = 2) -> list
     child = _start_renderer() if processes > 1 and chosen else None
     try:
         encode_png(torch.zeros((3, 8, 8), dtype=torch.uint8))
+        Rows({"x": torch.zeros((1, 1)).numpy()}, [1])     # the metadata writer of batched tasks
         drawn = [get_task(t).samples(0, range(2)) for t in chosen]
     except BaseException:
         if child is not None:

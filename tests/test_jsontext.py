@@ -73,3 +73,33 @@ def test_columns_that_do_not_fit_the_counts_are_refused():
         Rows({1: np.zeros((1, 1))}, [1])
     with pytest.raises(TypeError):                           # as json refuses it
         Rows({"x": np.zeros((1, 1), np.longdouble)}, [1])
+
+
+def test_numbers_at_the_edges_of_the_compiled_formats_are_written_as_json_writes_them():
+    # the compiled writer formats short decimals and integers itself (kernels.json_rows); at
+    # and past the edges of where its text is repr's, the value must still read as json writes it
+    floats = [0.0, -0.0, 1e-4, -1e-4, 9.99999e-5, 1e-5, 0.1 + 0.2, 3.0, -2.5, 123456.789012, 0.000123456,
+              99999999.999999, 999999999999999.0, 1e15, 1e16, 123456789.123456789, 2.0 ** -30, 5e-324,
+              1.7976931348623157e308, 0.12345678901234, 1 / 3, 224.0, -0.00015]
+    ints = [0, -1, 7, 10 ** 15 - 1, 10 ** 15, -10 ** 15, 2 ** 62, -2 ** 63, 2 ** 63 - 1]
+    n = len(floats)
+    with np.errstate(over="ignore"):
+        f32 = np.array(floats, np.float32)                  # the largest becomes inf
+    cols = {"f": np.array(floats)[None], "f32": f32[None], "i": np.array(ints + [1] * (n - len(ints)))[None],
+            "u": np.array([2 ** 64 - 1, 2 ** 63] + [3] * (n - 2), np.uint64)[None]}
+    text = Rows(cols, [n]).text(0)
+    assert text == json.dumps([{k: v[0].tolist()[i] for k, v in cols.items()} for i in range(n)], sort_keys=True)
+
+
+def test_rounded_columns_fit_the_compiled_decimal_format_and_it_is_their_repr():
+    # the speed the writer exists for: records round their floats to a few decimals, and each
+    # such value is written from its digits k, whose plain text must be repr's
+    from kernels.json_rows import decimal_digits
+    rng = np.random.default_rng(0)
+    for digits in (3, 4, 5):
+        values = np.round(rng.random(10_000) * 10.0 ** rng.integers(-3, 4, 10_000), digits)
+        k, ok = decimal_digits(values, 6)
+        assert ok[np.abs(values) >= 1e-4].all()
+        assert [repr(v) for v in values[ok].tolist()] == \
+            [f"{'-' if x < 0 else ''}{abs(x) // 10 ** 6}.{str(abs(x) % 10 ** 6).rjust(6, '0').rstrip('0') or '0'}"
+             for x in k[ok].tolist()]
