@@ -414,6 +414,69 @@ def broken_curves(flat: np.ndarray, bounds: np.ndarray, at: int, kink: bool, cx:
 
 
 @exact
+def _tails(flat: np.ndarray, bounds: np.ndarray, at: int) -> np.ndarray:
+    """The points after point ``at`` of each curve ``flat[bounds[k]:bounds[k + 1]]``, curve
+    after curve: ``(m, 2)``."""
+    m = 0
+    for c in range(bounds.shape[0] - 1):
+        m += max(0, bounds[c + 1] - bounds[c] - at - 1)
+    out = np.empty((m, 2))
+    k = 0
+    for c in range(bounds.shape[0] - 1):
+        for i in range(bounds[c] + at + 1, bounds[c + 1]):
+            out[k, 0], out[k, 1] = flat[i, 0], flat[i, 1]
+            k += 1
+    return out
+
+
+@exact
+def best_break(flat: np.ndarray, bounds: np.ndarray, others: np.ndarray, at: np.ndarray, first: np.ndarray,
+               kink: np.ndarray, size: np.ndarray, tangent: np.ndarray, own: float, spacing: float, close: int,
+               target: float, least_turn: float, lo: float, hi: float) -> tuple:
+    """The best of the candidate breaks of ``scenes.elvis.continuity.break_curve``, all
+    tried in one call: candidate ``i`` breaks the curves ``flat[bounds[k]:bounds[k + 1]]``
+    after point ``at[i]``, first to side ``first[i]`` (+-1) then to the other, by a kink of
+    ``size[i]`` degrees (``kink[i]``) or a sideways shift of ``size[i] * own`` along the
+    normal of the unit ``tangent[i]``; :func:`broken_curves` moves them, with ``others``
+    ``(m, 2)``. A try counts when no moved point leaves ``[lo, hi]``, a kink turns the
+    curve by at least ``least_turn`` degrees, and the moved points are no nearer
+    ``others`` than ``min(0.9 * spacing, before)``; of those the one first with the least
+    ``(|close_pairs - close|, |spread - target|)`` (pairs closer than ``0.6 * spacing``)
+    wins. Returns ``(i, side)``, ``(-1, 0)`` when none counts."""
+    best_i, best_side, best_pairs, best_spread = -1, 0, 0, 0.0
+    limit = 0.6 * spacing
+    for i in range(at.shape[0]):
+        a = at[i]
+        clear = -1.0                                     # how near the others the unbroken rest is, once needed
+        for turn in range(2):
+            side = first[i] if turn == 0 else -first[i]
+            if kink[i]:
+                rad = math.radians(size[i] * side)
+                every, off, near = broken_curves(flat, bounds, a, True, flat[a, 0], flat[a, 1], math.cos(rad),
+                                                 math.sin(rad), 0.0, 0.0, others, lo, hi)
+                b0, b1 = flat[a, 0] - flat[a - 1, 0], flat[a, 1] - flat[a - 1, 1]
+                a0, a1 = every[a + 1, 0] - every[a, 0], every[a + 1, 1] - every[a, 1]
+                if math.degrees(abs(math.atan2(b0 * a1 - b1 * a0, b0 * a0 + b1 * a1))) < least_turn:
+                    continue                             # the curve's own bend took back part of the kink
+            else:
+                shift = size[i] * own
+                every, off, near = broken_curves(flat, bounds, a, False, 0.0, 0.0, 1.0, 0.0,
+                                                 -tangent[i, 1] * side * shift, tangent[i, 0] * side * shift,
+                                                 others, lo, hi)
+            if off:
+                continue
+            if others.shape[0]:
+                if clear < 0.0:
+                    clear = nearest_between(_tails(flat, bounds, a), others)
+                if near < min(0.9 * spacing, clear):
+                    continue
+            pairs, spr = abs(close_pairs(every, limit) - close), abs(spread(every) - target)
+            if best_i < 0 or pairs < best_pairs or (pairs == best_pairs and spr < best_spread):
+                best_i, best_side, best_pairs, best_spread = i, side, pairs, spr
+    return best_i, best_side
+
+
+@exact
 def stretch_mid(c: np.ndarray, first: int, n: int, start: int, k: int, cx: float, cy: float) -> np.ndarray:
     """The mean of the ``k`` outline points ``c[first + (start + j) % n]`` less ``(cx, cy)``, as
     ``np.add.reduce(c[idx], 0) / k - centre`` (a column sum row after row, from 0.0: a

@@ -421,9 +421,16 @@ def _ref_catmull_rom(points: np.ndarray, samples_per_segment: int = 12) -> np.nd
     return np.concatenate([out[:-1, :-1].reshape(-1, 2), out[-1]])
 
 
+def _ref_nearest_between(a: np.ndarray, b: np.ndarray) -> float:
+    """The smallest distance between a point of ``a`` ``(n, 2)`` and one of ``b`` ``(m, 2)``."""
+    d = a[:, None, :] - b[None, :, :]
+    return float(np.hypot(d[..., 0], d[..., 1]).min())
+
+
 def _ref_break_curve(rng: np.random.Generator, curves: list, spacing: float, others: np.ndarray,
                  kinds=("kink", "misaligned"), crossing=None) -> tuple[list, dict]:
-    """:func:`continuity.break_curve` before its candidates were checked compiled."""
+    """:func:`continuity.break_curve` before its candidates were checked compiled (each
+    move, check and statistic in numpy, one candidate and side at a time)."""
     pts = curves[0]
     n = len(pts)
     if n < 4:
@@ -470,8 +477,8 @@ def _ref_break_curve(rng: np.random.Generator, curves: list, spacing: float, oth
                 continue
             if len(others):
                 if clear is None:
-                    clear = continuity._nearest(np.concatenate([c[at + 1:] for c in curves]), others)
-                if continuity._nearest(moved, others) < min(0.9 * spacing, clear):     # no nearer the others than before
+                    clear = _ref_nearest_between(np.concatenate([c[at + 1:] for c in curves]), others)
+                if _ref_nearest_between(moved, others) < min(0.9 * spacing, clear):     # no nearer the others than before
                     continue
             now = stats(np.concatenate(outs + [others]))
             cost = (abs(now[0] - close), abs(now[1] - target))
@@ -775,3 +782,14 @@ def test_apart_each_matches_numpy():
         pair = live[:, :, None] & live[:, None, :] & ~np.eye(K, dtype=bool)[None]
         want = ((d >= r[:, :, None] + r[:, None, :] + gap) | ~pair).all((1, 2))
         assert np.array_equal(ks.apart_each(c, r, live, gap), want)
+
+
+def test_the_median_of_a_curves_steps_is_numpys():
+    rng = np.random.default_rng(5)
+    for n in list(range(1, 40)) * 20:
+        v = rng.random(n) * 10.0 ** rng.integers(-4, 3)
+        if n > 3 and rng.random() < 0.3:
+            v[rng.integers(n, size=2)] = v[0]                      # ties
+        assert _same(continuity._median(v), float(np.median(v)))
+    nan = np.array([0.3, np.nan, 0.1])
+    assert np.isnan(continuity._median(nan))
