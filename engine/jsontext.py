@@ -67,13 +67,13 @@ class Rows:
             fields.column(a[np.arange(a.shape[1])[None, :] < counts[:, None]], pieces)
         pieces[-1] += "}"
         numbers, decimals, codes, table = fields.arrays(int(ends[-1]) if len(ends) else 0)
-        self._text, self._ends = write_rows(pieces, numbers, decimals, codes, table,
-                                            np.stack([ends - counts, ends], 1))
+        self._text, ends = write_rows(pieces, numbers, decimals, codes, table, np.stack([ends - counts, ends], 1))
+        self._bounds = list(zip([0] + ends[:-1].tolist(), ends.tolist()))
 
     def text(self, b: int) -> JSONText:
         """Sample ``b``'s rows as a JSON list: :class:`JSONText`."""
-        start = int(self._ends[b - 1]) if b > 0 else 0
-        return JSONText(self._text[start:int(self._ends[b])].decode("ascii"))
+        start, end = self._bounds[b]
+        return JSONText(self._text[start:end].tobytes().decode("ascii"))
 
 
 DECIMALS = (6, 9, 12, 15, 3, 0)     # places tried for a float column's numbers: rounded records first, then
@@ -109,10 +109,15 @@ class _Fields:
             self.texts(self.coded([_encode(v) for v in distinct.tolist()])[inverse.reshape(-1)])
         else:
             values = a.tolist()
-            if a.ndim == 1 and {type(v) for v in values} <= {str, type(None)}:
-                distinct = list(set(values))
-                at = {v: j for j, v in enumerate(distinct)}
-                self.texts(self.coded([_encode(v) for v in distinct])[[at[v] for v in values]])
+            try:
+                at = {v: j for j, v in enumerate(dict.fromkeys(values))} if a.ndim == 1 else {}
+            except TypeError:                               # a list or dict among them
+                at = {}
+            # texts and None each encoded once; a value equal to a text (``==``) and kept in
+            # its place is a str too, whose JSON is the same
+            if at and all(type(v) is str or v is None for v in at):
+                codes = np.fromiter(map(at.__getitem__, values), np.int64, len(values))
+                self.texts(self.coded([_encode(v) for v in at])[codes])
             else:                                           # anything else, one by one
                 self.texts(self.coded([_encode(v) for v in values]))
         pieces.append("")

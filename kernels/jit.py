@@ -22,11 +22,15 @@ except ImportError as e:     # scoring needs no drawing; a broken numba is told 
     numba, _WHY = None, str(e)
 
 
-def exact(fn):
+def exact(fn=None, *, inline: bool = False):
     """``fn`` compiled by numba (see the module docstring), or where numba is missing a
-    stand-in that raises :class:`SetupError` when called."""
+    stand-in that raises :class:`SetupError` when called. ``@exact(inline=True)``: a helper
+    compiled into each kernel that calls it (a call passing arrays counts references on each,
+    which in a loop over bytes cost more than the work)."""
+    if fn is None:
+        return functools.partial(exact, inline=inline)
     if numba is not None:
-        return numba.njit(cache=True, nogil=True, fastmath=False)(fn)
+        return numba.njit(cache=True, nogil=True, fastmath=False, inline="always" if inline else "never")(fn)
 
     @functools.wraps(fn)
     def missing(*args, **kwargs):

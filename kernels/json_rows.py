@@ -37,51 +37,46 @@ def decimal_digits(values: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
     return np.where(ok, k, 0).astype(np.int64), ok
 
 
-@exact
-def _digits(out, o, v):
-    """Write the decimal digits of ``v >= 0`` at ``out[o]``; returns the next position."""
-    n = 1
-    t = v
-    while t >= 10:
-        t //= 10
-        n += 1
-    for j in range(n - 1, -1, -1):
-        out[o + j] = 48 + v % 10
-        v //= 10
-    return o + n
-
-
-@exact
-def _number(out, o, k, d):
+@exact(inline=True)
+def _number(out, o, k, d, scratch):
     """Write ``k`` (``d < 0``) or the decimal ``k / 10**d`` (trailing zeros dropped, at
-    least one decimal) at ``out[o]``; returns the next position."""
+    least one decimal) at ``out[o]``; returns the next position. The digits are made least
+    significant first into ``scratch`` by division by the constant 10 (a multiply), not by
+    ``10**d``, a division the compiler cannot turn into one and that took most of the time."""
     if k < 0:
         out[o] = 45                                     # "-"
         o += 1
         k = -k
+    n = 0
+    while True:                                         # at least d + 1 digits: the whole part and d places
+        scratch[n] = 48 + k % 10
+        k //= 10
+        n += 1
+        if k == 0 and n > d:
+            break
     if d < 0:
-        return _digits(out, o, k)
-    scale = 1
-    for _ in range(d):
-        scale *= 10
-    whole, frac = k // scale, k % scale
-    places = d
-    while places > 0 and frac % 10 == 0:
-        frac //= 10
-        places -= 1
-    o = _digits(out, o, whole)
+        for j in range(n - 1, -1, -1):
+            out[o] = scratch[j]
+            o += 1
+        return o
+    zeros = 0                                           # trailing zeros of the places, dropped
+    while zeros < d and scratch[zeros] == 48:
+        zeros += 1
+    for j in range(n - 1, d - 1, -1):
+        out[o] = scratch[j]
+        o += 1
     out[o] = 46                                         # "."
     o += 1
-    if places == 0:
+    if zeros == d:
         out[o] = 48
         return o + 1
-    for j in range(places - 1, -1, -1):
-        out[o + j] = 48 + frac % 10
-        frac //= 10
-    return o + places
+    for j in range(d - 1, zeros - 1, -1):
+        out[o] = scratch[j]
+        o += 1
+    return o
 
 
-@exact
+@exact(inline=True)
 def _copy(out, o, src, a, b):
     for j in range(a, b):
         out[o] = src[j]
@@ -92,9 +87,11 @@ def _copy(out, o, src, a, b):
 @exact
 def _write(pieces, piece_ends, numbers, decimals, codes, table, table_ends, bounds, out, ends):
     """Each sample's rows as text into ``out``; ``ends[b]`` where sample ``b``'s ends.
-    Row ``r``'s field ``f`` is ``table`` text ``codes[f, r]`` where that is ``>= 0``, else
-    the number ``numbers[f, r]`` with ``decimals[f]`` places (``< 0``: an integer)."""
-    F = numbers.shape[0]
+    Row ``r``'s field ``f`` is ``table`` text ``codes[r, f]`` where that is ``>= 0``, else
+    the number ``numbers[r, f]`` with ``decimals[f]`` places (``< 0``: an integer); a row's
+    fields lie together in memory."""
+    F = numbers.shape[1]
+    scratch = np.empty(32, np.uint8)
     o = 0
     for b in range(bounds.shape[0]):
         out[o] = 91                                     # "["
@@ -106,11 +103,11 @@ def _write(pieces, piece_ends, numbers, decimals, codes, table, table_ends, boun
                 o += 2
             o = _copy(out, o, pieces, 0, piece_ends[0])
             for f in range(F):
-                c = codes[f, r]
+                c = codes[r, f]
                 if c >= 0:
                     o = _copy(out, o, table, table_ends[c - 1] if c > 0 else 0, table_ends[c])
                 else:
-                    o = _number(out, o, numbers[f, r], decimals[f])
+                    o = _number(out, o, numbers[r, f], decimals[f], scratch)
                 o = _copy(out, o, pieces, piece_ends[f], piece_ends[f + 1])
         out[o] = 93                                     # "]"
         o += 1
@@ -118,8 +115,8 @@ def _write(pieces, piece_ends, numbers, decimals, codes, table, table_ends, boun
 
 
 def write_rows(pieces: list[str], numbers: np.ndarray, decimals: np.ndarray, codes: np.ndarray, table: list[str],
-               bounds: np.ndarray) -> tuple[bytes, np.ndarray]:
-    """``(text, ends)``: every sample's rows as ASCII bytes, sample ``b``'s list
+               bounds: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(text, ends)``: every sample's rows as ASCII bytes (uint8), sample ``b``'s list
     ``text[ends[b - 1]:ends[b]]`` (from 0 for the first).
 
     ``pieces``: the ``F + 1`` literal parts of a row around its ``F`` fields;
@@ -138,9 +135,10 @@ def write_rows(pieces: list[str], numbers: np.ndarray, decimals: np.ndarray, cod
     widest = max([NUMBER_BYTES] + [len(t) for t in table_bytes])
     size = 2 * len(bounds) + rows * (2 + sum(map(len, piece_bytes)) + F * widest)
     out, ends = np.empty(size, np.uint8), np.empty(len(bounds), np.int64)
-    _write(_buffer(b"".join(piece_bytes)), _ends(piece_bytes), numbers, np.asarray(decimals, np.int64), codes,
+    _write(_buffer(b"".join(piece_bytes)), _ends(piece_bytes), np.ascontiguousarray(numbers.T),
+           np.asarray(decimals, np.int64), np.ascontiguousarray(codes.T),
            _buffer(b"".join(table_bytes)), _ends(table_bytes), bounds, out, ends)
-    return out[:ends[-1] if len(ends) else 0].tobytes(), ends
+    return out[:ends[-1] if len(ends) else 0], ends
 
 
 def _buffer(data: bytes) -> np.ndarray:

@@ -8,6 +8,15 @@ import pytest
 from engine.jsontext import JSONText, Rows, encode
 
 
+def _objects(choices: list, B: int, K: int) -> np.ndarray:
+    """An object array ``[B, K]`` holding the ``choices`` in turn (lists and dicts as items)."""
+    out = np.empty((B, K), object)
+    for b in range(B):
+        for k in range(K):
+            out[b, k] = choices[(b + k) % len(choices)]
+    return out
+
+
 def _columns(B: int, K: int, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     cols = {
@@ -18,6 +27,9 @@ def _columns(B: int, K: int, seed: int) -> dict:
         "colour": rng.choice(np.array([None, "red", "blue"], object), (B, K)),
         "mixed": rng.choice(np.array([1, "1", 1.0, True, None], object), (B, K)),
         "none": np.zeros((B, K, 0)), "arm_index": rng.integers(-1, 3, (B, K)),
+        "nested": _objects([[1, 2], {"a": None}, "x", None, 2.5, ["y"]], B, K),     # unhashable values too
+        "texts": rng.choice(np.array(["a", "b", None, 'q"'], object), (B, K)),
+        "fixed": rng.choice(["north", "south"], (B, K)),                              # a numpy text column
     }
     cols["radius"][0, :2] = [np.nan, np.inf]          # not finite: written as json writes them
     cols["center"][-1, -1, 0] = -np.inf
