@@ -8,7 +8,7 @@ import numpy as np
 from .jit import exact
 
 
-@exact
+@exact(inline=True)
 def first_clear(cand: np.ndarray, placed: np.ndarray, m: int, r: float, gap: float) -> int:
     """The first row ``k`` of ``cand [N,2]`` whose disc of radius ``r`` keeps ``gap`` from
     each of the first ``m`` discs of ``placed [M,3]`` (``x, y, radius``): ``dx**2 + dy**2 >=
@@ -65,7 +65,7 @@ def uniform(key, ctr) -> float:
     return float(z >> np.uint64(11)) * 2.0 ** -53
 
 
-@exact
+@exact(inline=True)
 def _candidate(kind: int, key, drawn, K: int, M: int, k: int, m: int, p: np.ndarray, r: float) -> tuple:
     """Candidate ``m`` of the disc placed ``k``-th (radius ``r``) in its region ``p``: a box
     ``(x0, y0, x1, y1)``, the disc kept inside, from draws ``((k * M + m) * 2 + c)`` (as

@@ -39,7 +39,7 @@ _ALL_EQUAL = np.uint64(0x0101010101010101)   # eight numpy True bytes read as on
 #                                              an int64, numba would compare as float64 and round)
 
 
-@exact
+@exact(inline=True)
 def _run(equal, words, i, most):
     """How many of ``equal[i:i + most]`` are True before the first False (``words``:
     ``equal`` read 8 at a time, for the long runs)."""
@@ -241,7 +241,7 @@ def _distance_code(d):
     return c
 
 
-@exact
+@exact(inline=True)
 def _flush(out, o, acc, nb):
     """Move the whole bytes of the bit buffer ``acc`` (``nb`` bits, filled from the low end)
     to ``out[o:]``; returns the new ``(o, acc, nb)``."""
@@ -392,7 +392,7 @@ ADLER_BLOCK = 4096         # bytes summed in uint32 before the Adler-32 sums are
                            # 4096 * 4097 / 2 * 255 < 2**32 for the weighted sum
 
 
-@exact
+@exact(inline=True)
 def _equal_at(data, distance, out):
     """``out[i] = data[i] == data[i - distance]`` for ``i >= distance`` (through views that
     start at 0, so that the compiler sees no negative index and vectorises the loop)."""

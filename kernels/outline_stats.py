@@ -54,7 +54,7 @@ def nearest_each(c: np.ndarray, out: np.ndarray) -> None:
 PW_BLOCK = 128                # numpy's pairwise-summation block (``PW_BLOCKSIZE``)
 
 
-@exact
+@exact(inline=True)
 def _block_sum(a: np.ndarray, lo: int, n: int) -> float:
     """The sum of ``a[lo:lo + n]`` (``n <= PW_BLOCK``) as numpy's pairwise summation adds a
     block: one by one below 8 elements, else in 8 interleaved partial sums. Returns it."""
@@ -150,7 +150,7 @@ def spread(c: np.ndarray) -> float:
     return math.sqrt(pairwise_sum(sq, 0, n) / n)
 
 
-@exact
+@exact(inline=True)
 def apart(c: np.ndarray, r: np.ndarray, gap: float) -> bool:
     """Whether every two discs of centres ``c`` ``(n, 2)`` and radii ``r`` ``(n,)`` lie at
     least ``gap`` apart: ``d >= (r_i + r_j) + gap`` for every pair (False on NaN)."""
