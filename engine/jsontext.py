@@ -4,7 +4,7 @@ A dataset row stores ``meta`` as the text ``json.dumps(meta, sort_keys=True)`` g
 of an ELVIS record is its list of objects (about 24 dicts of nine fields): building those
 dicts and encoding them took about a quarter of a worker's time per image. A family may
 instead put :class:`Rows` of its columns in ``meta``: a :class:`JSONText` holding the same
-text, made from the columns with one format per row, that :func:`encode` splices in place.
+text, written from the columns by one compiled pass, that :func:`encode` splices in place.
 The bytes written are those of the dicts (a test compares them for every ELVIS category).
 """
 from __future__ import annotations

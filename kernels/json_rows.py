@@ -16,7 +16,8 @@ from .jit import exact
 
 MAX_DIGITS = 15             # |k| below 10**15: the decimal holds at most 15 significant digits, which a
 #                             double tells apart from every other such decimal (see decimal_digits)
-NUMBER_BYTES = 24           # at most 20 characters for an int64, 17 for a decimal of 15 digits
+MAX_NUMBER = 10 ** 18       # what write_rows takes: |k| below this, at most MAX_DIGITS places
+NUMBER_BYTES = 24           # a number's text at most: sign, 19 digits, point, a zero (21)
 
 
 def decimal_digits(values: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -120,23 +121,34 @@ def write_rows(pieces: list[str], numbers: np.ndarray, decimals: np.ndarray, cod
     ``text[ends[b - 1]:ends[b]]`` (from 0 for the first).
 
     ``pieces``: the ``F + 1`` literal parts of a row around its ``F`` fields;
-    ``numbers [F, N]`` int64 and ``decimals [F]`` (an integer field: ``-1``) the numbers,
-    ``codes [F, N]`` where ``>= 0`` the ``table`` text written instead; ``bounds [B, 2]``
-    each sample's rows ``[start, end)``. Every text is ASCII."""
+    ``numbers [F, N]`` int64 (within ``+-MAX_NUMBER``) and ``decimals [F]`` (an integer
+    field: ``-1``; at most ``MAX_DIGITS``) the numbers, ``codes [F, N]`` where ``>= 0`` the
+    ``table`` text written instead; ``bounds [B, 2]`` each sample's rows ``[start, end)``.
+    Every text is ASCII. The output buffer is sized from what each row holds (a long text
+    costs only the rows that use it). Raises ``ValueError`` for inputs outside these."""
     F = len(pieces) - 1
     numbers, codes = np.ascontiguousarray(numbers, np.int64), np.ascontiguousarray(codes, np.int64)
+    decimals = np.asarray(decimals, np.int64)
     if numbers.shape != codes.shape or numbers.shape[0] != F or len(decimals) != F:
         raise ValueError(f"{F} fields: numbers {list(numbers.shape)}, codes {list(codes.shape)} and "
                          f"{len(decimals)} decimals do not match")
+    written = codes < 0
+    if ((decimals < -1) | (decimals > MAX_DIGITS)).any() or not ((-MAX_NUMBER < numbers[written])
+                                                                 & (numbers[written] < MAX_NUMBER)).all():
+        raise ValueError(f"numbers must lie within +-{MAX_NUMBER} and decimals within -1..{MAX_DIGITS}")
+    if not ((-1 <= codes) & (codes < len(table))).all():
+        raise ValueError(f"codes must be -1 or index the table of {len(table)} texts")
+    bounds = np.ascontiguousarray(bounds, np.int64).reshape(-1, 2)
+    if not ((0 <= bounds[:, 0]) & (bounds[:, 0] <= bounds[:, 1]) & (bounds[:, 1] <= numbers.shape[1])).all():
+        raise ValueError(f"bounds must be rows [start, end) within 0..{numbers.shape[1]}")
     piece_bytes = [p.encode("ascii") for p in pieces]
     table_bytes = [t.encode("ascii") for t in table]
-    bounds = np.ascontiguousarray(bounds, np.int64).reshape(-1, 2)
-    rows = int((bounds[:, 1] - bounds[:, 0]).sum())
-    widest = max([NUMBER_BYTES] + [len(t) for t in table_bytes])
-    size = 2 * len(bounds) + rows * (2 + sum(map(len, piece_bytes)) + F * widest)
+    widths = np.where(written, NUMBER_BYTES, np.array([len(t) for t in table_bytes] + [0])[codes])
+    upto = np.concatenate([[0], np.cumsum(widths.sum(0) + 2 + sum(map(len, piece_bytes)))])   # bytes before each row
+    size = 2 * len(bounds) + int((upto[bounds[:, 1]] - upto[bounds[:, 0]]).sum())
     out, ends = np.empty(size, np.uint8), np.empty(len(bounds), np.int64)
-    _write(_buffer(b"".join(piece_bytes)), _ends(piece_bytes), np.ascontiguousarray(numbers.T),
-           np.asarray(decimals, np.int64), np.ascontiguousarray(codes.T),
+    _write(_buffer(b"".join(piece_bytes)), _ends(piece_bytes), np.ascontiguousarray(numbers.T), decimals,
+           np.ascontiguousarray(codes.T),
            _buffer(b"".join(table_bytes)), _ends(table_bytes), bounds, out, ends)
     return out[:ends[-1] if len(ends) else 0], ends
 

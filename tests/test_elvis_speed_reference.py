@@ -793,3 +793,5 @@ def test_the_median_of_a_curves_steps_is_numpys():
         assert _same(continuity._median(v), float(np.median(v)))
     nan = np.array([0.3, np.nan, 0.1])
     assert np.isnan(continuity._median(nan))
+    for zeros in ([0.0, -0.0, 1.0], [1.0, 0.0, -0.0], [-0.0, 0.0], [0.0, -0.0, 2.0, 3.0]):     # signed zeros
+        assert _same(continuity._median(np.array(zeros)), float(np.median(np.array(zeros))))

@@ -115,3 +115,26 @@ def test_rounded_columns_fit_the_compiled_decimal_format_and_it_is_their_repr():
         assert [repr(v) for v in values[ok].tolist()] == \
             [f"{'-' if x < 0 else ''}{abs(x) // 10 ** 6}.{str(abs(x) % 10 ** 6).rjust(6, '0').rstrip('0') or '0'}"
              for x in k[ok].tolist()]
+
+
+def test_the_row_writer_refuses_what_it_cannot_write_and_sizes_its_buffer_by_the_rows():
+    from kernels.json_rows import write_rows
+    one = dict(pieces=["{", "}"], decimals=np.array([-1]), table=[], bounds=np.array([[0, 1]]))
+    with pytest.raises(ValueError, match="numbers must lie within"):
+        write_rows(**one, numbers=np.array([[-2 ** 63]]), codes=np.array([[-1]]))
+    with pytest.raises(ValueError, match="decimals within -1..15"):
+        write_rows(**{**one, "decimals": np.array([25])}, numbers=np.array([[1]]), codes=np.array([[-1]]))
+    with pytest.raises(ValueError, match="codes must be -1 or index the table of 0 texts"):
+        write_rows(**one, numbers=np.array([[1]]), codes=np.array([[0]]))
+    with pytest.raises(ValueError, match="bounds must be rows"):
+        write_rows(**{**one, "bounds": np.array([[0, 2]])}, numbers=np.array([[1]]), codes=np.array([[-1]]))
+    # one long text in one row: the other rows do not reserve its length
+    long = "x" * 100_000
+    cols = {"t": np.array([["a"] * 50] * 100, object), "f": np.zeros((100, 50))}
+    cols["t"][3, 7] = long
+    text, ends = write_rows(["{\"t\": ", "}"], np.zeros((1, 5000), np.int64), np.array([-1]),
+                            np.where(cols["t"].reshape(1, -1) == long, 1, 0), ['"a"', f'"{long}"'],
+                            np.array([[50 * b, 50 * b + 50] for b in range(100)]))
+    assert text.base is not None and text.base.nbytes < 2 * (len(long) + 5000 * 16)
+    rows = Rows(cols, np.full(100, 50))
+    assert rows.text(3) == json.dumps([{"f": 0.0, "t": v} for v in cols["t"][3].tolist()], sort_keys=True)

@@ -412,10 +412,11 @@ def _break_some(gen: np.random.Generator, pts: list, spacing: float, twins: dict
 def _median(v: np.ndarray) -> float:
     """``float(np.median(v))`` of a 1-D float array (numpy's costs about 60 us a call, more
     than all of a break's candidates): the middle of the sorted values, or the mean of the
-    two middle ones as numpy takes it (their sum over 2); NaN when one is NaN."""
+    two middle ones as numpy takes it (their sum over 2). Where that could differ (no
+    values, NaN, a zero in the middle, whose sign depends on the order) numpy decides."""
     s = np.sort(v)
     k = len(s) // 2
-    if len(s) == 0 or np.isnan(s[-1]):                          # numpy sorts NaN last
+    if len(s) == 0 or np.isnan(s[-1]) or s[k] == 0 or s[k - 1] == 0:      # numpy sorts NaN last
         return float(np.median(v))
     return float(s[k]) if len(s) % 2 else float((s[k - 1] + s[k]) / 2)
 
