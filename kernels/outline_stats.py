@@ -442,8 +442,9 @@ def best_break(flat: np.ndarray, bounds: np.ndarray, others: np.ndarray, at: np.
     curve by at least ``least_turn`` degrees, and the moved points are no nearer
     ``others`` than ``min(0.9 * spacing, before)``; of those the one first with the least
     ``(|close_pairs - close|, |spread - target|)`` (pairs closer than ``0.6 * spacing``)
-    wins. Returns ``(i, side)``, ``(-1, 0)`` when none counts."""
-    best_i, best_side, best_pairs, best_spread = -1, 0, 0, 0.0
+    wins. Returns ``(i, side, points)``: its broken curves followed by ``others``, as
+    :func:`broken_curves` gives them; ``(-1, 0, flat)`` when none counts."""
+    best_i, best_side, best_pairs, best_spread, best = -1, 0, 0, 0.0, flat
     limit = 0.6 * spacing
     for i in range(at.shape[0]):
         a = at[i]
@@ -472,8 +473,8 @@ def best_break(flat: np.ndarray, bounds: np.ndarray, others: np.ndarray, at: np.
                     continue
             pairs, spr = abs(close_pairs(every, limit) - close), abs(spread(every) - target)
             if best_i < 0 or pairs < best_pairs or (pairs == best_pairs and spr < best_spread):
-                best_i, best_side, best_pairs, best_spread = i, side, pairs, spr
-    return best_i, best_side
+                best_i, best_side, best_pairs, best_spread, best = i, side, pairs, spr, every
+    return best_i, best_side, best
 
 
 @exact

@@ -461,20 +461,11 @@ def break_curve(rng: np.random.Generator, curves: list, spacing: float, others: 
         raise PlacementError("no break keeps clear of the other curves")
     at, first, kind, size, tangent = zip(*tries)
     # each tried both ways (one turns the rest in, the other out), in one compiled call
-    i, side = ks.best_break(flat, bounds, others, np.array(at, np.int64), np.array(first, np.int64),
-                            np.array([k == "kink" for k in kind]), np.array(size), np.array(tangent), own, spacing,
-                            close, target, KINK[0], 0.04, 0.96)
+    i, side, every = ks.best_break(flat, bounds, others, np.array(at, np.int64), np.array(first, np.int64),
+                                   np.array([k == "kink" for k in kind]), np.array(size), np.array(tangent), own,
+                                   spacing, close, target, KINK[0], 0.04, 0.96)
     if i < 0:
         raise PlacementError("no break keeps clear of the other curves")
-    at, size = at[i], size[i]
-    if kind[i] == "kink":
-        rad = math.radians(size * side)
-        every = ks.broken_curves(flat, bounds, at, True, float(pts[at, 0]), float(pts[at, 1]), math.cos(rad),
-                                 math.sin(rad), 0.0, 0.0, others, 0.04, 0.96)[0]
-        how = {"kind": "kink", "at": at, "angle": round(size * side, 1)}
-    else:
-        shift = size * own
-        every = ks.broken_curves(flat, bounds, at, False, 0.0, 0.0, 1.0, 0.0, float(-tangent[i][1] * side * shift),
-                                 float(tangent[i][0] * side * shift), others, 0.04, 0.96)[0]
-        how = {"kind": "misaligned", "at": at, "shift": round(shift, 4)}
+    how = ({"kind": "kink", "at": at[i], "angle": round(size[i] * side, 1)} if kind[i] == "kink" else
+           {"kind": "misaligned", "at": at[i], "shift": round(size[i] * own, 4)})
     return [every[a:b] for a, b in zip(bounds[:-1], bounds[1:])], how
