@@ -10,8 +10,6 @@ audit`` measures it).
 """
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from engine.placement import PlacementError
@@ -103,16 +101,12 @@ def _displace_stretch(rng: np.random.Generator, c: np.ndarray, radius: np.ndarra
     # CANDIDATES draws on the chosen side; only when none fits, as many on the other side
     for _ in range(2):
         starts, lengths, ds = np.empty(CANDIDATES, np.int64), np.empty(CANDIDATES, np.int64), np.empty(CANDIDATES)
-        u = np.empty((CANDIDATES, 2))
         for a in range(CANDIDATES):                    # in the order the draws were always made
             lengths[a] = max(2, int(round(n * rng.uniform(*STRETCH))))
             starts[a] = int(rng.integers(n))
-            # the stretch's direction from the centre: ``c[idx].mean(0) - centre`` and
-            # ``np.linalg.norm`` as numpy computes them (its dot may fuse a multiply-add)
-            mid = ks.stretch_mid(c, first, n, int(starts[a]), int(lengths[a]), float(centre[0]), float(centre[1]))
-            norm = max(math.sqrt(mid.dot(mid)), 1e-9)
-            u[a] = float(mid[0] / norm), float(mid[1] / norm)
             ds[a] = float(rng.uniform(*DISPLACE)) * R * sign
+        # each stretch's direction from the centre: ``c[idx].mean(0) - centre`` over ``np.linalg.norm`` of it
+        u = ks.stretch_units(c, first, n, starts, lengths, float(centre[0]), float(centre[1]))
         # each candidate moves its stretch out of (or into) the figure, then tries the sizes that give
         # back the positive's nearest-neighbour distance or spread; the ratio of the two counts
         # double, since in positives they grow together with the figure (kernels.outline_stats.best_stretch)
