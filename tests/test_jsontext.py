@@ -59,10 +59,13 @@ def test_encode_writes_json_text_in_place_and_the_rest_as_json_does():
     assert encode({"s": "[]"}) == '{"s": "[]"}'                 # a plain str stays a string
 
 
-def test_a_value_that_holds_the_splice_mark_is_refused():
-    meta = {"objects": JSONText("[]"), "note": "\0procvis-json-objects\0"}
-    with pytest.raises(ValueError, match="meta\\['objects'\\]: its place in the JSON text is not unique"):
-        encode(meta)
+def test_text_around_spliced_values_and_keys_of_other_types_are_written_as_json_writes_them():
+    objects = JSONText('[{"a": 1}]')
+    for meta in ({"objects": objects, "note": "\0procvis-json-objects\0", "z": {"objects": objects}},
+                 {"objects": objects}, {"a": objects, "b": JSONText("2"), "c": JSONText("null")},
+                 {10: objects, 9: "x", 2.5: None}):             # json orders these as numbers
+        plain = {k: json.loads(v) if type(v) is JSONText else v for k, v in meta.items()}
+        assert encode(meta) == json.dumps(plain, sort_keys=True)
 
 
 def test_names_with_percent_signs_and_rows_without_values_are_written_as_json_writes_them():

@@ -160,11 +160,12 @@ BATCHED = {**{name: getattr(batched, name) for name in ("radial_symmetry", "axis
 
 
 def record(f: Factors, kind: str | None, broken: tuple, objects: list[dict] | str, groups: list[int], behind: list,
-           front: list, info: dict) -> tuple[dict, str, str]:
+           front: list, info: dict, text: bool = False) -> tuple[dict, str, str]:
     """``(meta, answer, caption)`` of an image of task ``f`` holding ``objects`` (their
     records, or those as :meth:`engine.jsontext.Rows.text`), of ``groups`` (each object's), a
     positive when ``kind`` is ``None``, else a negative breaking the principle or the relevant
-    properties ``broken``."""
+    properties ``broken``. ``text=True``: the task's own fields (``factors``, ``rule``) as
+    :class:`engine.jsontext.JSONText` made once per task, for a caller that only encodes the meta."""
     constraints = ["principle"] + list(f.rel)
     if kind == "principle":
         broken = ("principle",)
@@ -172,15 +173,25 @@ def record(f: Factors, kind: str | None, broken: tuple, objects: list[dict] | st
     count_rule = None
     if "count" in f.rel:
         count_rule = [groups.count(g) for g in range(f.groups)]
-    rule = rule_text(f)
-    meta = {"label": int(label), "principle": f.principle, "category": f.category,
-            "factors": {"rel": list(f.rel), "irr": list(f.irr), "groups": f.groups, "quantity": f.quantity,
-                        "qualifier": f.qualifier},
-            "negative": kind, "rule": {"text": rule, "structure": rule_structure(f)},
+    factors, rule = _task_text(f) if text else _task_fields(f)
+    meta = {"label": int(label), "principle": f.principle, "category": f.category, "factors": factors,
+            "negative": kind, "rule": rule,
             "constraints": {"kept": [c for c in constraints if c not in broken], "broken": list(broken)},
             "objects": objects, "background": behind, "occluders": front,
             "structure": info, "group_sizes": count_rule}
-    return meta, LABELS[0] if label else LABELS[1], caption(rule, kind, broken)
+    return meta, LABELS[0] if label else LABELS[1], caption(rule_text(f), kind, broken)
+
+
+def _task_fields(f: Factors) -> tuple[dict, dict]:
+    """The ``factors`` and ``rule`` fields every record of task ``f`` holds (new dicts)."""
+    return ({"rel": list(f.rel), "irr": list(f.irr), "groups": f.groups, "quantity": f.quantity,
+             "qualifier": f.qualifier}, {"text": rule_text(f), "structure": rule_structure(f)})
+
+
+@functools.lru_cache(maxsize=None)
+def _task_text(f: Factors) -> tuple[jsontext.JSONText, jsontext.JSONText]:
+    """:func:`_task_fields` as the JSON text :func:`engine.jsontext.encode` writes for them."""
+    return tuple(jsontext.JSONText(jsontext.encode(v)) for v in _task_fields(f))
 
 
 def caption(rule: str, kind: str | None, broken: tuple) -> str:
@@ -259,7 +270,7 @@ def _columns(fs: list[Factors], kinds: list, broken: dict, lay: dict) -> ShapeBa
         info = {**constants, **{k: [int(v) for v in a[b] if v >= 0] for k, a in lists.items()},
                 **{k: lay[k][b].item() for k in structure}, **(lay["describe"](b) if "describe" in lay else {})}
         front = [] if over is None else _occluders(over, b)
-        return record(fs[b], kinds[b], broken_of(b), objects, group[b, :n].tolist(), behind, front, info)[0]
+        return record(fs[b], kinds[b], broken_of(b), objects, group[b, :n].tolist(), behind, front, info, text)[0]
 
     def broken_of(b: int) -> tuple:
         return tuple(p for p in fs[b].rel if p in broken and broken[p][b])
