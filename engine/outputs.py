@@ -309,8 +309,18 @@ def _tree_digest(path: Path) -> str:
     return h.hexdigest()
 
 
-def _chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+def _chunk(kind: bytes, data) -> list:
+    """A PNG chunk holding ``data`` (bytes-like) as the pieces to join: length, type, data, CRC."""
+    return [struct.pack(">I", len(data)) + kind, data, struct.pack(">I", zlib.crc32(data, zlib.crc32(kind)))]
+
+
+_PNG_END = b"".join(_chunk(b"IEND", b""))
+
+
+@functools.lru_cache(maxsize=64)
+def _png_start(h: int, w: int) -> bytes:
+    """A PNG's signature and header chunk for 8-bit RGB ``h x w``."""
+    return b"\x89PNG\r\n\x1a\n" + b"".join(_chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)))
 
 
 def encode_png(image: torch.Tensor) -> bytes:
@@ -332,9 +342,8 @@ def png_of_planes(planes: np.ndarray) -> bytes:
     than the compression saves on rendered images."""
     rows = deflate.png_rows(planes)
     h, w = planes.shape[1:]
-    header = struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0)
-    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", header) + _chunk(b"IDAT", deflate.zlib_rows(rows))
-            + _chunk(b"IEND", b""))
+    # joined once: each ``+`` copied the whole stream again
+    return b"".join([_png_start(h, w), *_chunk(b"IDAT", deflate.zlib_rows(rows)), _PNG_END])
 
 
 def render_samples(samples, size, batch_panels: int = 128, device="cpu",

@@ -409,7 +409,7 @@ def zlib_rows(rows: np.ndarray, photo_literals: float = PHOTO_LITERALS) -> bytes
     nt = _matches(data, above, above.view(np.uint64), before, before.view(np.uint64), tokens, int(photo_literals * n))
     if nt < 0:
         return zlib.compress(data, FALLBACK_LEVEL)
-    return b"\x78\x01" + _block(tokens, nt, stride).tobytes() + int(check).to_bytes(4, "big")
+    return b"".join((b"\x78\x01", _block(tokens, nt, stride), int(check).to_bytes(4, "big")))
 
 
 ADLER_BLOCK = 4096         # bytes summed in uint32 before the Adler-32 sums are reduced: at most
