@@ -33,7 +33,9 @@ class JSONText(str):
 def encode(meta: dict) -> str:
     """``json.dumps(meta, sort_keys=True)`` (no cycle check), with every top-level value that
     is a :class:`JSONText` written as its text. The plain values between two spliced ones
-    (in key order) are encoded together, one call for each such run."""
+    (in key order) are encoded together, one call for each such run. Where a key is not a
+    str (json orders those before it makes them text) each JSONText is parsed and encoded
+    with the rest instead."""
     if not any(type(v) is JSONText for v in meta.values()):
         return _text(meta)
     if not all(type(k) is str for k in meta):    # json orders other keys before it makes them text

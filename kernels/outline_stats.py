@@ -493,18 +493,14 @@ def stretch_mid(c: np.ndarray, first: int, n: int, start: int, k: int, cx: float
 
 
 @exact
-def stretch_units(c: np.ndarray, first: int, n: int, starts: np.ndarray, ks: np.ndarray, cx: float,
-                  cy: float) -> np.ndarray:
-    """Per candidate ``a`` the unit direction from ``(cx, cy)`` to the mean of its stretch of
-    ``ks[a]`` points from ``starts[a]`` (:func:`stretch_mid`): ``mid / max(sqrt(mid . mid),
-    1e-9)``, as numpy divides by ``np.linalg.norm``. Returns them ``(k, 2)``."""
-    u = np.empty((starts.shape[0], 2))
+def stretch_mids(c: np.ndarray, first: int, n: int, starts: np.ndarray, ks: np.ndarray, cx: float,
+                 cy: float) -> np.ndarray:
+    """:func:`stretch_mid` of each candidate ``a``: the stretch of ``ks[a]`` points from
+    ``starts[a]``. Returns them ``(k, 2)``."""
+    out = np.empty((starts.shape[0], 2))
     for a in range(starts.shape[0]):
-        mid = stretch_mid(c, first, n, starts[a], ks[a], cx, cy)
-        norm = math.sqrt(mid[0] * mid[0] + mid[1] * mid[1])
-        norm = 1e-9 if 1e-9 > norm else norm               # Python's max(norm, 1e-9): NaN stays
-        u[a, 0], u[a, 1] = mid[0] / norm, mid[1] / norm
-    return u
+        out[a] = stretch_mid(c, first, n, starts[a], ks[a], cx, cy)
+    return out
 
 
 @exact

@@ -747,8 +747,8 @@ def test_stretch_kernels_match_numpy():
         want = np.add.reduce(c[idx], 0) / k - centre
         assert _same(ks.stretch_mid(c, first, m, start, k, float(centre[0]), float(centre[1])), want)
         u = want / max(math.sqrt(want.dot(want)), 1e-9)
-        assert _same(ks.stretch_units(c, first, m, np.array([start, 0]), np.array([k, 1]), float(centre[0]),
-                                      float(centre[1]))[0], u)
+        assert _same(ks.stretch_mids(c, first, m, np.array([0, start]), np.array([1, k]), float(centre[0]),
+                                     float(centre[1]))[1], want)
         d = float(rng.uniform(-0.1, 0.1))
         moved = c.copy()
         moved[idx] += u * d

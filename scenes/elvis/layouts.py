@@ -10,6 +10,8 @@ audit`` measures it).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from engine.placement import PlacementError
@@ -105,8 +107,12 @@ def _displace_stretch(rng: np.random.Generator, c: np.ndarray, radius: np.ndarra
             lengths[a] = max(2, int(round(n * rng.uniform(*STRETCH))))
             starts[a] = int(rng.integers(n))
             ds[a] = float(rng.uniform(*DISPLACE)) * R * sign
-        # each stretch's direction from the centre: ``c[idx].mean(0) - centre`` over ``np.linalg.norm`` of it
-        u = ks.stretch_units(c, first, n, starts, lengths, float(centre[0]), float(centre[1]))
+        # each stretch's direction from the centre: ``c[idx].mean(0) - centre`` (compiled, all at once) over
+        # ``np.linalg.norm`` as numpy computes it: its BLAS dot fuses the multiply-add on some machines only
+        u = ks.stretch_mids(c, first, n, starts, lengths, float(centre[0]), float(centre[1]))
+        for mid in u:
+            norm = max(math.sqrt(mid.dot(mid)), 1e-9)
+            mid[0], mid[1] = float(mid[0] / norm), float(mid[1] / norm)
         # each candidate moves its stretch out of (or into) the figure, then tries the sizes that give
         # back the positive's nearest-neighbour distance or spread; the ratio of the two counts
         # double, since in positives they grow together with the figure (kernels.outline_stats.best_stretch)
