@@ -299,13 +299,12 @@ FIRST_MATCH = 256 + 2 * 3       # the smallest match token: length 3 at distance
 
 
 @exact
-def _token_bits(count, stride, lcode, llen, dcode, dlen, tcode, tlen):
+def _token_bits(count, stride, dnear, dfar, lcode, llen, dcode, dlen, tcode, tlen):
     """Each token value's whole bit string, for the values ``count`` holds: ``tcode[v]``
     (at most 48 bits, sent from the low bit) and its length ``tlen[v]``. A literal is its
     code; a match its length code, the length's extra bits, its distance code and the
-    distance's extra bits (a token names its distance: 3 or ``stride``)."""
-    dnear = _distance_code(3)
-    dfar = _distance_code(min(stride, MAX_DISTANCE))
+    distance's extra bits (a token names its distance: 3, code ``dnear``, or ``stride``,
+    code ``dfar``)."""
     for v in range(256):
         tcode[v], tlen[v] = lcode[v], llen[v]
     for v in range(FIRST_MATCH, TOKEN_VALUES):
@@ -347,7 +346,7 @@ def _block(tokens, nt, stride):
     _canonical(llen, lcode)
     _canonical(dlen, dcode)
     tcode, tlen = np.zeros(TOKEN_VALUES, np.int64), np.zeros(TOKEN_VALUES, np.int64)
-    _token_bits(count, stride, lcode, llen, dcode, dlen, tcode, tlen)
+    _token_bits(count, stride, dnear, dfar, lcode, llen, dcode, dlen, tcode, tlen)
     bits = (count * tlen).sum()
     out = np.empty(bits // 8 + HEADER_BYTES + 8, np.uint8)    # + 8: the last token's stores reach 6 bytes on
     o, acc, nb = _header(llen, dlen, out)
