@@ -1,6 +1,8 @@
 """Which registered tasks the fast generic tests take."""
 from collections import defaultdict
 
+import pytest
+
 from engine.registry import list_tasks
 
 # One pattern per family that keeps the family's evaluation tests quick (ELVIS has 3,388 tasks).
@@ -16,6 +18,16 @@ def representatives(ids=None, keep: int = 8) -> list[str]:
     for t in list_tasks() if ids is None else ids:
         by[t.rsplit("/", 1)[0]].append(t)
     return sorted(x for v in by.values() for x in (v if len(v) <= keep else v[:2] + v[-2:]))
+
+
+def slow_except(ids, keep) -> list:
+    """``ids`` as the parameters of a sweep: those in ``keep`` run in every suite, the others
+    only in the slow one (``make test-slow``), where the sweep is whole."""
+    keep = set(keep)
+    missing = keep - set(ids)
+    if missing:
+        raise ValueError(f"kept parameters that the sweep does not have: {sorted(missing)}")
+    return [i if i in keep else pytest.param(i, marks=pytest.mark.slow) for i in ids]
 
 
 # The built-in Jigsaw image set cut to 30 images of 96 px: quick to draw, enough for every task.

@@ -9,7 +9,7 @@ from evals.audit.run import audit
 
 FAST = ["elvis/proximity/red_triangle/rel-color+size_irr-shape_g2_q[lm]_all", "perceptv/count_coloured_circles",
         "perceptv/list_colours", "perceptv_fixed/*", "kiva_adults/number/+[12]", "kiva/colour/blue",
-        "bongard/aerial/number/*", "jigsaw/missing_piece/easy", "shapes/*"]
+        "bongard/classic/shape/convex_vs_concave", "jigsaw/missing_piece/easy", "shapes/*"]
 CHEAP_BARS = ("reader", "legibility", "solvability")   # the probe bar needs hundreds of samples: slow suite
 
 # (task glob, bar) -> the open issue that fixes it

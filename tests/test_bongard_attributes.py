@@ -11,6 +11,7 @@ from evals.audit.run import audit
 from evals.audit.sides import PROBLEMS, attribute_matrix, side_probe, task_side_probe
 from scenes.bongard import CONCEPTS
 from scenes.bongard.attributes import STATES, panel_attributes
+from tests.selection import slow_except
 
 FAMILY = get_family("bongard")
 
@@ -76,7 +77,11 @@ def test_every_concept_states_its_rule_with_attributes_its_panels_have():
         assert any(not FAMILY.attributes_fn(s)[1](n) for n in names) or c.name == "trees_vs_houses", tid
 
 
-@pytest.mark.parametrize("tid", sorted(CONCEPTS))
+# every classic concept (1-3 s each); two of the aerial ones (8-15 s each), the rest in the slow run
+AERIAL_KEPT = ["bongard/aerial/number/two_vs_six_buildings", "bongard/aerial/semantic/trees_vs_houses"]
+
+
+@pytest.mark.parametrize("tid", slow_except(sorted(CONCEPTS), [t for t in CONCEPTS if "/aerial/" not in t] + AERIAL_KEPT))
 def test_no_attribute_but_the_rule_tells_the_sides_apart(tid):
     """The issue's bar: at 60 problems (720 panels) the rule-blind probe's upper 95% bound on
     the held-out problems' panels stays at or under 60%."""

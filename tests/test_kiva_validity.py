@@ -18,6 +18,7 @@ from engine.registry import get_task, list_tasks
 from engine.rendering import render
 from scenes.kiva.presentation import NATIVE
 from tests.pixels import components
+from tests.selection import slow_except
 
 HUES = {"red": 0.0, "green": 120.0, "blue": 240.0, "yellow": 60.0}
 
@@ -116,7 +117,7 @@ VARIANTS = {"kiva": list_tasks("kiva/*"), "kiva_adults": list_tasks("kiva_adults
             "kiva_compositional": list_tasks("kiva_compositional/*")}
 
 
-@pytest.mark.parametrize("variant", list(VARIANTS))
+@pytest.mark.parametrize("variant", slow_except(list(VARIANTS), ["kiva"]))
 def test_answers_are_uniform_at_every_stage_over_500_trials(variant):
     tasks = VARIANTS[variant]
     per = -(-510 // len(tasks))

@@ -233,7 +233,7 @@ def test_auto_is_the_default_and_a_bad_worker_count_names_what_is_allowed(tmp_pa
 KILL_FORMATS = {"parquet": ["--shard-size", "3"], "hf": ["--format", "hf", "--shard-mb", "0.01", "--shard-size", "2"]}
 
 
-@pytest.mark.parametrize("fmt", KILL_FORMATS)
+@pytest.mark.parametrize("fmt", ["parquet", pytest.param("hf", marks=pytest.mark.slow)])
 def test_resume_after_kill_9_ends_with_the_files_of_an_uninterrupted_run(tmp_path, fmt):
     args = ["-m", "engine.cli", "generate", PATTERN, "--seed", "2", "--count", "60", "--size", "96", "--quiet",
             *KILL_FORMATS[fmt]]

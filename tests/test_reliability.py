@@ -302,8 +302,12 @@ def clean_cli(tmp_path_factory) -> Path:
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc to find processes")
-@pytest.mark.parametrize("sig, group", [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGKILL, False),
-                                        (signal.SIGHUP, True)], ids=["SIGINT", "SIGTERM", "SIGKILL", "SIGHUP-to-group"])
+# SIGHUP to the group takes the path SIGINT and SIGTERM take (the run ends itself and says so);
+# those two run in the slow suite
+@pytest.mark.parametrize("sig, group", [pytest.param(signal.SIGINT, False, marks=pytest.mark.slow),
+                                        pytest.param(signal.SIGTERM, False, marks=pytest.mark.slow),
+                                        (signal.SIGKILL, False), (signal.SIGHUP, True)],
+                         ids=["SIGINT", "SIGTERM", "SIGKILL", "SIGHUP-to-group"])
 def test_a_signal_to_the_parent_ends_every_worker_and_the_run_resumes(clean_cli, tmp_path, sig, group):
     """``group``: the signal goes to the whole process group, as a closed terminal sends it."""
     out = tmp_path / "d"
