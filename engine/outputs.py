@@ -346,6 +346,14 @@ def png_of_planes(planes: np.ndarray) -> bytes:
     return b"".join([_png_start(h, w), *_chunk(b"IDAT", deflate.zlib_rows(rows)), _PNG_END])
 
 
+def pngs_of_planes(images: np.ndarray) -> list[bytes]:
+    """PNG bytes of each image of ``images [B,3,H,W]`` uint8: :func:`png_of_planes` of each,
+    their zlib streams made by one compiled call for the batch
+    (:func:`kernels.deflate.zlib_planes`: about 45 us an image less at 224 px)."""
+    start = _png_start(*images.shape[2:])
+    return [b"".join([start, *_chunk(b"IDAT", z), _PNG_END]) for z in deflate.zlib_planes(images)]
+
+
 def render_samples(samples, size, batch_panels: int = 128, device="cpu",
                    first: bool = False) -> list[list[torch.Tensor]]:
     """Render every panel of ``samples`` (``first``: only each one's first panel) in batches
@@ -406,7 +414,7 @@ def _encoded_rows(batch, size) -> list[list[bytes]]:
     prims, background = batch.primitive_arrays(), batch.background_rgb()
     out = []
     for a in range(0, len(batch), step):
-        out += [[png_of_planes(im)] for im in render_arrays(prims.rows(a, a + step), h, w, background[a:a + step])]
+        out += [[png] for png in pngs_of_planes(render_arrays(prims.rows(a, a + step), h, w, background[a:a + step]))]
     return out
 
 

@@ -9,7 +9,7 @@ import pytest
 import torch
 from PIL import Image
 
-from engine.outputs import encode_png, render_samples
+from engine.outputs import encode_png, png_of_planes, pngs_of_planes, render_samples
 from engine.registry import get_task, list_tasks
 from kernels import deflate
 
@@ -134,6 +134,30 @@ def test_png_rows_put_each_pixels_three_bytes_after_a_zero_filter_byte():
     for bad in (np.zeros((4, 2, 2), np.uint8), np.zeros((3, 2), np.uint8), np.zeros((3, 2, 2), np.float32)):
         with pytest.raises(ValueError, match="png_rows takes"):
             deflate.png_rows(bad)
+
+
+def test_a_batch_of_images_gets_each_images_own_stream():
+    # the batch call reuses its buffers from image to image: each stream must still be the one
+    # the image gets alone, and inflate (zlib as the oracle) to that image's rows
+    g = torch.Generator().manual_seed(4)
+    samples = [get_task(t).samples(2, range(3)) for t in (list_tasks("elvis/closure/*")[0], list_tasks("elvis/symmetry/*")[-1])]
+    drawn = torch.stack([r[0] for r in render_samples([s for ss in samples for s in ss], 96)]).numpy()
+    noise = torch.randint(0, 256, (3, 3, 20, 17), dtype=torch.uint8, generator=g).numpy()
+    noise[1] = 7                                                        # one flat image among photographs
+    edges = [torch.randint(0, 2, shape, dtype=torch.uint8, generator=g).numpy()
+             for shape in ((2, 3, 1, 1), (1, 3, 1, 2), (2, 3, 5, 1), (3, 3, 64, 97))]
+    for batch in (drawn, drawn[::-1].copy(), drawn[:, :, ::2, 1::3], noise, *edges):  # also reversed, strided
+        streams = deflate.zlib_planes(batch)
+        assert len(streams) == len(batch)
+        for image, stream in zip(batch, streams):
+            rows = deflate.png_rows(image)
+            assert bytes(stream) == deflate.zlib_rows(rows) and zlib.decompress(stream) == rows.tobytes()
+    pngs = pngs_of_planes(drawn)
+    assert pngs == [png_of_planes(image) for image in drawn]
+    assert np.array_equal(np.asarray(Image.open(io.BytesIO(pngs[1]))).transpose(2, 0, 1), drawn[1])
+    for bad in (np.zeros((2, 3, 4), np.uint8), np.zeros((0, 3, 4, 4), np.uint8), np.zeros((1, 3, 4, 4), np.int16)):
+        with pytest.raises(ValueError, match="zlib_planes takes non-empty"):
+            deflate.zlib_planes(bad)
 
 
 def test_bad_rows_are_refused_with_their_shape():
