@@ -66,16 +66,18 @@ def warm(pattern: str | None = None, parts: int = 2, processes: int = 2) -> list
     process meanwhile the samples are drawn and the PNG encoder compiles here (a note on
     stderr if that process fails: this one compiles it then). The modules' bytecode is
     written first (:func:`compile_sources`). Returns the task ids drawn."""
+    import numpy as np
     import torch
 
     from .jsontext import Rows
-    from .outputs import encode_png, encoded_panels
+    from .outputs import encode_png, encoded_panels, pngs_of_planes
 
     compile_sources()
     chosen = representatives(parts, pattern)
     child = _start_renderer() if processes > 1 and chosen else None
     try:
         encode_png(torch.zeros((3, 8, 8), dtype=torch.uint8))
+        pngs_of_planes(np.zeros((1, 3, 8, 8), np.uint8))     # the batched tasks' encoder (kernels.deflate._streams)
         Rows({"x": torch.zeros((1, 1)).numpy()}, [1])     # the metadata writer of batched tasks
         drawn = [get_task(t).samples(0, range(2)) for t in chosen]
     except BaseException:

@@ -456,12 +456,14 @@ def _streams(planes, photo_literals):
 
 def zlib_planes(planes: np.ndarray, photo_literals: float = PHOTO_LITERALS) -> list:
     """The zlib stream of each image's PNG rows for ``planes [B, 3, H, W]`` uint8 (RGB): per
-    image a bytes-like object equal to ``zlib_rows(png_rows(planes[b]), photo_literals)``.
-    One compiled call for the batch (:func:`_streams`); the streams are views of one buffer."""
+    image a bytes-like object equal to ``zlib_rows(png_rows(planes[b]), photo_literals)``:
+    a memoryview of one buffer that one compiled call fills for the batch (:func:`_streams`),
+    or bytes from zlib for an image that goes to it."""
     if planes.ndim != 4 or planes.shape[1] != 3 or planes.dtype != np.uint8 or 0 in planes.shape:
         raise ValueError(f"zlib_planes takes non-empty [B, 3, H, W] uint8 planes, not {planes.dtype} of shape "
                          f"{list(planes.shape)}")
-    streams, ends = _streams(np.ascontiguousarray(planes), photo_literals)
+    planes = np.require(planes, np.uint8, ["C", "W"])     # one compiled version: writable, C-ordered
+    streams, ends = _streams(planes, float(photo_literals))
     view, out, start = memoryview(streams), [], 0
     for b, end in enumerate(ends.tolist()):
         if end < 0:                        # a photograph: zlib

@@ -21,8 +21,9 @@ def representatives(ids=None, keep: int = 8) -> list[str]:
 
 
 def slow_except(ids, keep) -> list:
-    """``ids`` as the parameters of a sweep: those in ``keep`` run in every suite, the others
-    only in the slow one (``make test-slow``), where the sweep is whole."""
+    """``ids`` as the parameters of a sweep: those in ``keep`` run in the default suite
+    (``make test``), the others in the slow one (``make test-slow``, which runs only tests
+    marked slow): the two suites together cover the whole sweep."""
     keep = set(keep)
     missing = keep - set(ids)
     if missing:

@@ -68,8 +68,8 @@ def test_oracle_scores_100_percent_on_every_family(tmp_path, family):
 FAMILIES = sorted({t.split("/")[0] for t in list_tasks()})
 
 
-# the KiVA variants share their sampler and chance computation; the kids' one stands for them
-# here (test_kiva_validity checks the protocol's chance on all three)
+# the KiVA variants share their presentation and their declared 1/3 answer distribution; the
+# kids' one stands for them here (test_kiva_validity checks the protocol's chance on all three)
 @pytest.mark.parametrize("family", slow_except(FAMILIES, [f for f in FAMILIES if f not in ("kiva_adults", "kiva_compositional")]))
 def test_random_scores_near_the_computed_chance_on_every_family(tmp_path, family):
     rows = evaluate(family_pattern(family), RandomRunner(3), str(tmp_path), count=120, size=24, batch_size=60,

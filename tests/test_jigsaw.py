@@ -80,8 +80,8 @@ def test_answers_follow_from_the_pixels(task_id, small_source):
         assert _derive(s, small_source) == s.answer_text
 
 
-# the hard levels place their answer as the easy ones do; their distractor search makes 600
-# samples 10-20 s each, so they are counted in the slow run
+# the hard levels place their answer as the easy ones do; their searches (distractors that fit
+# the hole, a place told apart by its content) make 600 samples 10-20 s each: the slow run counts them
 @pytest.mark.parametrize("task_id", slow_except(TASKS, [t for t in TASKS if not t.endswith("/hard")]))
 def test_declared_answer_distribution_matches_the_generator(task_id):
     task = get_task(task_id, SMALL)

@@ -13,6 +13,7 @@ import pytest
 
 from engine.errors import OutputError, UserError
 from engine.outputs import _sha256, generate, verify
+from tests.selection import slow_except
 
 PATTERN = "shapes/*"
 
@@ -233,7 +234,7 @@ def test_auto_is_the_default_and_a_bad_worker_count_names_what_is_allowed(tmp_pa
 KILL_FORMATS = {"parquet": ["--shard-size", "3"], "hf": ["--format", "hf", "--shard-mb", "0.01", "--shard-size", "2"]}
 
 
-@pytest.mark.parametrize("fmt", ["parquet", pytest.param("hf", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("fmt", slow_except(list(KILL_FORMATS), ["parquet"]))
 def test_resume_after_kill_9_ends_with_the_files_of_an_uninterrupted_run(tmp_path, fmt):
     args = ["-m", "engine.cli", "generate", PATTERN, "--seed", "2", "--count", "60", "--size", "96", "--quiet",
             *KILL_FORMATS[fmt]]
