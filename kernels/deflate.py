@@ -403,12 +403,29 @@ def zlib_rows(rows: np.ndarray, photo_literals: float = PHOTO_LITERALS) -> bytes
     data = np.ascontiguousarray(rows).reshape(-1)
     n, stride = data.shape[0], rows.shape[1]
     above, before = np.zeros(-(-n // 8) * 8, bool), np.zeros(-(-n // 8) * 8, bool)    # padded to whole words
+    stream = _stream(data, stride, above, above.view(np.uint64), before, before.view(np.uint64),
+                     np.empty(n, np.int16), int(photo_literals * n))
+    return zlib.compress(data, FALLBACK_LEVEL) if stream.shape[0] == 0 else stream.tobytes()
+
+
+@exact
+def _stream(data, stride, above, above_words, before, before_words, tokens, most_literals):
+    """The zlib stream of ``data [n]`` uint8 (PNG rows of ``stride`` bytes): header, one block
+    of matches at distance 3 or ``stride``, Adler-32; ``[bytes]`` uint8, empty when more than
+    ``most_literals`` bytes are literals. ``above`` / ``before`` (padded to whole words, with
+    their uint64 views) and ``tokens`` are buffers it fills; flags of bytes with no byte 3 / a
+    row earlier are left as they are (False)."""
     check = _scan(data, stride, above, before)
-    tokens = np.empty(n, np.int16)
-    nt = _matches(data, above, above.view(np.uint64), before, before.view(np.uint64), tokens, int(photo_literals * n))
+    nt = _matches(data, above, above_words, before, before_words, tokens, most_literals)
     if nt < 0:
-        return zlib.compress(data, FALLBACK_LEVEL)
-    return b"".join((b"\x78\x01", _block(tokens, nt, stride), int(check).to_bytes(4, "big")))
+        return np.empty(0, np.uint8)
+    block = _block(tokens, nt, stride)
+    out = np.empty(2 + block.shape[0] + 4, np.uint8)
+    out[0], out[1] = 0x78, 0x01
+    out[2:2 + block.shape[0]] = block
+    for k in range(4):
+        out[out.shape[0] - 4 + k] = (check >> (24 - 8 * k)) & 255
+    return out
 
 
 @exact
@@ -418,7 +435,8 @@ def _streams(planes, photo_literals):
     each stream's end ``[B]`` int64, or -1 for an image that goes to zlib instead (more than
     ``photo_literals`` of its bytes literals). The rows, match flags and tokens of one image
     are made in buffers kept for the next (about 750 KB at 224 px: the cache holds them); the
-    flags of the bytes with no byte 3 / a row earlier are never written, so stay False."""
+    flags of the bytes with no byte 3 / a row earlier are never written, so stay False. Each
+    stream is :func:`_stream`'s, as :func:`zlib_rows` makes it."""
     B, _, H, W = planes.shape
     stride = 1 + 3 * W
     n = H * stride
@@ -434,21 +452,16 @@ def _streams(planes, photo_literals):
     o = 0
     for b in range(B):
         _interleave(planes[b], rows)
-        check = _scan(data, stride, above, before)
-        nt = _matches(data, above, above_words, before, before_words, tokens, most_literals)
-        if nt < 0:
+        stream = _stream(data, stride, above, above_words, before, before_words, tokens, most_literals)
+        size = stream.shape[0]
+        if size == 0:
             ends[b] = -1
             continue
-        block = _block(tokens, nt, stride)
-        size = 2 + block.shape[0] + 4
         if o + size > out.shape[0]:
             grown = np.empty(2 * (o + size), np.uint8)
             grown[:o] = out[:o]
             out = grown
-        out[o], out[o + 1] = 0x78, 0x01
-        out[o + 2:o + 2 + block.shape[0]] = block
-        for k in range(4):
-            out[o + size - 4 + k] = (check >> (24 - 8 * k)) & 255
+        out[o:o + size] = stream
         o += size
         ends[b] = o
     return out[:o], ends
