@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kernels.primitives import ELLIPSE, Primitives
+from kernels.uniforms import GOLDEN, M1, M2, uniforms
 
 from .placement import PlacementError
 from .rng import sample_key
@@ -30,14 +31,12 @@ if TYPE_CHECKING:
     from .batch import SceneBatch
 
 _MASK = (1 << 64) - 1
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 
 
 def _mix(z: np.ndarray) -> np.ndarray:
     """A 64-bit finaliser (bijective, well mixed) of ``z`` (uint64, any shape)."""
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
+    z = (z ^ (z >> np.uint64(30))) * M1
+    z = (z ^ (z >> np.uint64(27))) * M2
     return z ^ (z >> np.uint64(31))
 
 
@@ -56,19 +55,19 @@ class BatchRandom:
     every sample; value ``k`` of sample ``b`` is a function of ``keys[b]`` and ``k`` alone."""
 
     def __init__(self, keys: np.ndarray):
-        self.keys = np.asarray(keys, dtype=np.uint64)
+        self.keys = np.ascontiguousarray(keys, dtype=np.uint64)      # one layout: one compiled version
         self.drawn = 0
 
     def __len__(self) -> int:
         return len(self.keys)
 
     def random(self, *shape: int) -> np.ndarray:
-        """``[B, *shape]`` float64 uniform in [0, 1)."""
+        """``[B, *shape]`` float64 uniform in [0, 1): counters ``drawn + 1 ..`` of each key
+        through :func:`_mix`, top 53 bits (compiled: :func:`kernels.uniforms.uniforms`)."""
         n = int(np.prod(shape, dtype=np.int64)) if shape else 1
-        ctr = np.arange(self.drawn + 1, self.drawn + n + 1, dtype=np.uint64)
+        first = self.drawn + 1
         self.drawn += n
-        z = _mix(self.keys[:, None] + ctr[None, :] * _GOLDEN)
-        return ((z >> np.uint64(11)).astype(np.float64) * 2.0 ** -53).reshape((len(self), *shape))
+        return uniforms(self.keys, first, n).reshape((len(self), *shape))
 
     def uniform(self, low, high, *shape: int) -> np.ndarray:
         """``[B, *shape]`` float64 uniform in [low, high)."""
@@ -90,7 +89,7 @@ class BatchRandom:
         sample) and ``salt``. Reserve a draw (``drawn += 1``) before forking so that two forks
         at different points of a task never share a stream."""
         tag = np.uint64((self.drawn * 1_000_003 + salt + 1) & _MASK)
-        return BatchRandom(_mix(self.keys ^ _mix(np.full(len(self), tag, np.uint64) * _GOLDEN)))
+        return BatchRandom(_mix(self.keys ^ _mix(np.full(len(self), tag, np.uint64) * GOLDEN)))
 
     def take(self, rows: np.ndarray) -> BatchRandom:
         """The generator of the samples ``rows`` only (same keys, same count drawn)."""

@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from .jit import exact
+from .uniforms import uniform
 
 
 @exact(inline=True)
@@ -49,20 +50,7 @@ def place_run(blocks: np.ndarray, placed: np.ndarray, m: int, r: float, gap: flo
     return discs.shape[0]
 
 
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_M1, _M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
 BOX, SECTOR = 0, 1            # region kinds of :func:`place_regions`
-
-
-@exact
-def uniform(key, ctr) -> float:
-    """Value ``ctr`` (>= 1) of the counter-based stream of ``key`` (both uint64): the draw
-    :class:`engine.batched.BatchRandom` gives at that counter, in [0, 1)."""
-    z = key + ctr * _GOLDEN
-    z = (z ^ (z >> np.uint64(30))) * _M1
-    z = (z ^ (z >> np.uint64(27))) * _M2
-    z = z ^ (z >> np.uint64(31))
-    return float(z >> np.uint64(11)) * 2.0 ** -53
 
 
 @exact(inline=True)

@@ -9,12 +9,13 @@ import pytest
 import torch
 
 from engine.batch import SceneBatch
-from engine.batched import BatchRandom, batch_keys, in_box, in_sector, place_once, rounded, scatter
+from engine.batched import BatchRandom, _mix, batch_keys, in_box, in_sector, place_once, rounded, scatter
 from engine.outputs import _row, render_samples
 from engine.registry import get_task, list_tasks
 from engine.scene import Scene
 from engine.streams import _fit, _side_by_side, stream
 from engine.task import draw_together
+from kernels import clearance
 
 BATCHED = [t for t in list_tasks() if get_task(t).batched]
 GROUPS: dict = {}                               # batch key -> its tasks (a group's tasks share one call)
@@ -48,6 +49,28 @@ def test_draws_depend_on_the_sample_alone():
     assert ((ints >= np.arange(10)[:, None]) & (ints < 12)).all() and ints[9].min() == 9
     f, g = BatchRandom(keys).fork(0), BatchRandom(keys).fork(1)
     assert not np.array_equal(f.random(4), g.random(4))
+
+
+def _numpy_random(keys: np.ndarray, drawn: int, n: int) -> np.ndarray:
+    """The draws' definition in numpy (the sampler's before they were compiled)."""
+    ctr = np.arange(drawn + 1, drawn + n + 1, dtype=np.uint64)
+    z = _mix(keys[:, None] + ctr[None, :] * np.uint64(0x9E3779B97F4A7C15))
+    return (z >> np.uint64(11)).astype(np.float64) * 2.0 ** -53
+
+
+def test_compiled_draws_equal_the_numpy_definition_bit_for_bit():
+    rng = np.random.default_rng(5)
+    keys = np.concatenate([np.array([0, 1, 2 ** 63, 2 ** 64 - 1], np.uint64),
+                           rng.integers(0, 2 ** 64 - 1, 60, dtype=np.uint64, endpoint=True),
+                           batch_keys(0, "elvis/x", range(40))])
+    for drawn, n in ((0, 1), (0, 300), (7, 13), (2 ** 40 + 3, 50), (123_456, 0)):
+        r = BatchRandom(keys[::-1])                     # a strided view: copied to one layout
+        r.drawn = drawn
+        got = r.random(n)
+        assert got.shape == (len(keys), n) and r.drawn == drawn + n
+        assert np.array_equal(got, _numpy_random(np.ascontiguousarray(keys[::-1]), drawn, n))
+    # the placement kernel's single draw is the same stream
+    assert all(clearance.uniform(k, np.uint64(9)) == _numpy_random(np.array([k]), 8, 1)[0, 0] for k in keys[:8])
 
 
 def test_scattered_discs_stay_inside_and_apart():
