@@ -1251,12 +1251,17 @@ def _write_identity(root: Path, cfg: RunConfig, parts: list | None = None) -> No
     line on stderr for each one that was there and is repaired)."""
     for name, text in _identity_files(cfg, parts):
         path = root / name
+        # one read decides: two workers landing their first shards at once both write, and
+        # a second look (exists) after a failed read saw the other's file as one to repair
         try:
-            if path.read_text() == text:
-                continue
+            before = path.read_text()
+        except FileNotFoundError:
+            before = None
         except (OSError, UnicodeDecodeError):
-            pass
-        if path.exists():
+            before = ""                   # there, unreadable
+        if before == text:
+            continue
+        if before is not None:
             print(f"procvis: repairing {name}: it differs from this run's", file=sys.stderr)
         _atomic_write(path, text, cfg.marker())
 

@@ -112,6 +112,25 @@ def test_an_edited_card_and_a_whole_missing_shard_are_rewritten(clean, tmp_path,
     assert _files(out) == _files(clean[fmt])
 
 
+def test_a_run_file_landed_by_another_worker_meanwhile_is_not_called_a_repair(clean, tmp_path, capsys, monkeypatch):
+    # two workers landing their first shards at once: this one finds no run.json, the other's
+    # (the same text) lands before this one looks again
+    other = (clean["parquet"] / "run.json").read_text()
+    read, raced = Path.read_text, []
+
+    def racing(self, *a, **k):
+        if self.name == "run.json" and not raced and not self.exists() \
+                and sys._getframe(1).f_code.co_name == "_write_identity":
+            raced.append(True)
+            self.write_text(other)
+            raise FileNotFoundError(self)
+        return read(self, *a, **k)
+    monkeypatch.setattr(Path, "read_text", racing)
+    generate(PATTERN, str(tmp_path / "d"), workers=1, **RUN)
+    assert raced and capsys.readouterr().err == ""
+    assert _files(tmp_path / "d") == _files(clean["parquet"])
+
+
 def test_a_damaged_run_file_or_a_lost_manifest_is_rebuilt(clean, tmp_path, capsys):
     out = _copy(clean, "parquet", tmp_path)
     (out / "run.json").write_text('{"count": ')
