@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from kernels.primitives import ELLIPSE, Primitives
-from kernels.uniforms import GOLDEN, M1, M2, uniforms
+from kernels.clearance import GOLDEN, M1, M2, uniforms
 
 from .placement import PlacementError
 from .rng import sample_key
@@ -63,7 +63,7 @@ class BatchRandom:
 
     def random(self, *shape: int) -> np.ndarray:
         """``[B, *shape]`` float64 uniform in [0, 1): counters ``drawn + 1 ..`` of each key
-        through :func:`_mix`, top 53 bits (compiled: :func:`kernels.uniforms.uniforms`)."""
+        through :func:`_mix`, top 53 bits (compiled: :func:`kernels.clearance.uniforms`)."""
         n = int(np.prod(shape, dtype=np.int64)) if shape else 1
         first = self.drawn + 1
         self.drawn += n

@@ -1,4 +1,8 @@
-"""A compiled clearance test for rejection sampling of disc layouts (scene units)."""
+"""A compiled clearance test for rejection sampling of disc layouts (scene units), and the
+counter-based uniform draws (:class:`engine.batched.BatchRandom`'s and the placement's, one
+definition): value ``k`` of sample ``b`` is the 64-bit finaliser of ``keys[b] + k * golden``
+(wrapping uint64 arithmetic), its top 53 bits scaled to [0, 1), bit for bit what the numpy
+expression with :func:`engine.batched._mix` gives (``tests/test_batched.py`` compares them)."""
 from __future__ import annotations
 
 import math
@@ -6,7 +10,6 @@ import math
 import numpy as np
 
 from .jit import exact
-from .uniforms import uniform
 
 
 @exact(inline=True)
@@ -48,6 +51,36 @@ def place_run(blocks: np.ndarray, placed: np.ndarray, m: int, r: float, gap: flo
         placed[m + j, 1] = blocks[j, hit, 1]
         placed[m + j, 2] = r
     return discs.shape[0]
+
+
+# The counter-based draws live in this file with the placement that calls them: numba's
+# disk cache tells a kernel is stale from its own file only, so a draw defined elsewhere
+# could change while a cached placement kept the old one.
+GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+M1, M2 = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB)
+
+
+@exact
+def uniform(key, ctr) -> float:
+    """Value ``ctr`` (>= 1) of the counter-based stream of ``key`` (both uint64): the draw
+    :class:`engine.batched.BatchRandom` gives at that counter, in [0, 1)."""
+    z = np.uint64(key) + np.uint64(ctr) * GOLDEN    # uint64 throughout: mixed with int64, numba shifts signed
+    z = (z ^ (z >> np.uint64(30))) * M1
+    z = (z ^ (z >> np.uint64(27))) * M2
+    z = z ^ (z >> np.uint64(31))
+    return float(z >> np.uint64(11)) * 2.0 ** -53
+
+
+@exact
+def uniforms(keys: np.ndarray, first: int, n: int) -> np.ndarray:
+    """``[B, n]`` float64 in [0, 1): :func:`uniform` at counters ``first .. first + n - 1``
+    (from 1) of each of the ``B`` keys (uint64)."""
+    B = keys.shape[0]
+    out = np.empty((B, n), np.float64)
+    for b in range(B):
+        for j in range(n):
+            out[b, j] = uniform(keys[b], np.uint64(first + j))
+    return out
 
 
 BOX, SECTOR = 0, 1            # region kinds of :func:`place_regions`
