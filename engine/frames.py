@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from kernels import raster_numba
 from kernels.layout import stitch
 
 from .parcel import Parcel, pack, unpack
@@ -109,9 +110,15 @@ class Frames:
             return None
         if len(groups) == 1 and [i for i, _ in groups[0][2]] == list(range(len(self.panels))):
             return render(groups[0][1], groups[0][0], device=device)
-        out = torch.empty((len(self.panels), 3, *self.size), dtype=torch.uint8, device=device)
+        shape = (len(self.panels), 3, *self.size)
+        out = (torch.from_numpy(raster_numba.pooled_images(shape)) if device.type == "cpu"
+               else torch.empty(shape, dtype=torch.uint8, device=device))
         for hw, scenes, where in groups:
-            rows, images = [i for i, _ in where], render(scenes, hw, device=device)
+            rows = [i for i, _ in where]
+            if rows == list(range(rows[0], rows[0] + len(rows))):     # consecutive: drawn in place, no copy
+                render(scenes, hw, device=device, out=out[rows[0]:rows[0] + len(rows)])
+                continue
+            images = render(scenes, hw, device=device)
             if device.type == "cpu":          # numpy: torch's thread pool would wake against numba's (see stack)
                 out.numpy()[rows] = images.numpy()
             else:

@@ -58,7 +58,7 @@ def _background(background, batch: SceneBatch, H: int, W: int, device) -> tuple[
 
 
 def render(scenes: Sequence[Scene] | SceneBatch, size=224, device="cpu", background=None,
-           backend: str = "auto", dtype: torch.dtype = torch.uint8) -> torch.Tensor:
+           backend: str = "auto", dtype: torch.dtype = torch.uint8, out: torch.Tensor | None = None) -> torch.Tensor:
     """Rasterize a batch of scenes.
 
     Args:
@@ -71,6 +71,9 @@ def render(scenes: Sequence[Scene] | SceneBatch, size=224, device="cpu", backgro
         backend: ``"numba"`` (CPU, visits bounding boxes), ``"torch"`` (tiled, any device) or
             ``"auto"`` (numba on CPU, torch elsewhere).
         dtype: ``torch.uint8`` (0..255, rounded) or a float dtype (values in [0,1]).
+        out: a ``[B, 3, H, W]`` tensor of ``dtype`` on ``device`` to write the images into
+            (rows of a larger batch, say), returned; the numba backend draws into it directly
+            where it is contiguous, saving a copy.
 
     Memory is bounded by :func:`engine.canvas.memory_budget` (``$PROCVIS_MEMORY_BUDGET``): a
     batch whose work would exceed it is rendered in smaller batches into the result, and a
@@ -89,14 +92,17 @@ def render(scenes: Sequence[Scene] | SceneBatch, size=224, device="cpu", backgro
     device = torch.device(device)
     if backend == "auto":
         backend = "numba" if device.type == "cpu" else "torch"
+    if out is not None and (tuple(out.shape) != (len(batch), 3, H, W) or out.dtype != dtype or out.device != device):
+        raise ValueError(f"out must be a {dtype} tensor of shape {[len(batch), 3, H, W]} on {device}; "
+                         f"got {out.dtype} {list(out.shape)} on {out.device}")
     step = _batch_step(len(batch), H, W, backend, dtype, background, device)
     if step >= len(batch):
-        return _render_batch(batch, H, W, device, background, backend, dtype)
-    out = torch.empty((len(batch), 3, H, W), dtype=dtype, device=device)
+        return _render_batch(batch, H, W, device, background, backend, dtype, out)
+    out = torch.empty((len(batch), 3, H, W), dtype=dtype, device=device) if out is None else out
     for a in range(0, len(batch), step):
         b = min(len(batch), a + step)
         bg = background[a:b] if isinstance(background, torch.Tensor) and background.dim() in (2, 4) else background
-        out[a:b] = _render_batch(batch.slice(a, b), H, W, device, bg, backend, dtype)
+        _render_batch(batch.slice(a, b), H, W, device, bg, backend, dtype, out[a:b])
     return out
 
 
@@ -125,22 +131,27 @@ def _batch_step(B: int, H: int, W: int, backend: str, dtype: torch.dtype, backgr
 
 
 def _render_batch(batch: SceneBatch, H: int, W: int, device: torch.device, background, backend: str,
-                  dtype: torch.dtype) -> torch.Tensor:
-    """One batch rendered at once; returns ``[B, 3, H, W]`` of ``dtype`` on ``device``."""
+                  dtype: torch.dtype, out: torch.Tensor | None = None) -> torch.Tensor:
+    """One batch rendered at once; returns ``[B, 3, H, W]`` of ``dtype`` on ``device``
+    (``out`` when given, written)."""
     work = torch.device("cpu") if backend == "numba" else device
     bg_color, bg_image = _background(background, batch, H, W, work)
     prims = batch.primitives.to(work)
     if backend == "numba":
         prep = raster_numba.prepare(prims, H, W)
-        out = torch.from_numpy(raster_numba.rasterize(
+        direct = out is not None and dtype == torch.uint8 and out.device.type == "cpu" and out.is_contiguous()
+        images = torch.from_numpy(raster_numba.rasterize(
             prep, H, W, bg_color.numpy(), None if bg_image is None else bg_image.numpy(), load_atlas().sdf,
-            batch.sprites.contiguous().numpy(), batch.sprite_hw.numpy().astype(np.int64), uint8=dtype == torch.uint8))
-        return out.to(device) if dtype == torch.uint8 else out.to(device=device, dtype=dtype)
+            batch.sprites.contiguous().numpy(), batch.sprite_hw.numpy().astype(np.int64), uint8=dtype == torch.uint8,
+            out=out.numpy() if direct else None))
+        if direct:
+            return out
+        images = images.to(device) if dtype == torch.uint8 else images.to(device=device, dtype=dtype)
+        return images if out is None else out.copy_(images)
     prep = prepare(prims, H, W)
     if bg_image is None:
         bg_image = bg_color[:, :, None, None].expand(len(batch), 3, H, W)
     sprites, sprite_hw = sprites_on(batch, work)
-    out = raster_torch.rasterize(prep, H, W, bg_image, _atlas_on(str(work)), sprites, sprite_hw)
-    if dtype == torch.uint8:
-        return (out.clamp(0, 1) * 255.0).round_().to(torch.uint8)
-    return out.clamp(0, 1).to(dtype)
+    out_f = raster_torch.rasterize(prep, H, W, bg_image, _atlas_on(str(work)), sprites, sprite_hw)
+    images = (out_f.clamp(0, 1) * 255.0).round_().to(torch.uint8) if dtype == torch.uint8 else out_f.clamp(0, 1).to(dtype)
+    return images if out is None else out.copy_(images)

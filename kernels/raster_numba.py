@@ -624,20 +624,35 @@ class _OutputPool:
 _POOL = _OutputPool()
 
 
+def pooled_images(shape: tuple) -> np.ndarray:
+    """An uninitialised uint8 array of ``shape`` from the pool that outputs come from (see
+    :class:`_OutputPool`): for a caller that assembles a batch from several renders
+    (``rasterize(..., out=rows of it)``)."""
+    return _POOL.get(tuple(shape), np.uint8)
+
+
 def rasterize(prep: Prepared, height: int, width: int, bg_color: np.ndarray, bg_image: np.ndarray | None,
-              atlas: np.ndarray, sprites: np.ndarray, sprite_hw: np.ndarray, uint8: bool = True) -> np.ndarray:
+              atlas: np.ndarray, sprites: np.ndarray, sprite_hw: np.ndarray, uint8: bool = True,
+              out: np.ndarray | None = None) -> np.ndarray:
     """Render prepared primitives (numpy arrays or CPU tensors) over ``bg_color [B,3]`` or
     ``bg_image [B,3,H,W]`` (float32 in [0,1]).
 
-    Returns ``[B,3,H,W]`` numpy: uint8 (rounded) when ``uint8``, else float32 in [0,1].
+    Returns ``[B,3,H,W]`` numpy: uint8 (rounded) when ``uint8``, else float32 in [0,1];
+    with ``uint8``, ``out`` (a C-contiguous writable uint8 array of that shape, e.g. rows of
+    a larger batch) is written and returned instead of a new array.
     """
     drawing_starts()
     B = prep.geom.shape[0]
+    shape, none = (B, 3, height, width), (0, 3, height, width)
+    if out is not None and not (uint8 and out.shape == shape and out.dtype == np.uint8 and out.flags.c_contiguous
+                                and out.flags.writeable):
+        raise ValueError(f"out must be a C-contiguous writable uint8 array of shape {list(shape)} (uint8 output); "
+                         f"got {out.dtype} {list(out.shape)}" + ("" if uint8 else " for a float output"))
     img = np.zeros((0, 3, 1, 1), np.float32) if bg_image is None else _f32(bg_image)
     with _LOCK, numba.parallel_chunksize(CHUNK):
-        shape, none = (B, 3, height, width), (0, 3, height, width)
         if uint8:
-            out_u8, out_f32 = _POOL.get(shape, np.uint8), np.empty(none, np.float32)
+            out_u8 = _POOL.get(shape, np.uint8) if out is None else out
+            out_f32 = np.empty(none, np.float32)
         else:
             out_u8, out_f32 = np.empty(none, np.uint8), np.empty(shape, np.float32)
         prims = _Prims(_i64(prep.count), _i64(prep.perm), _i64(prep.geom), _f32(prep.center), _f32(prep.half),

@@ -293,3 +293,33 @@ def test_a_fused_pass_that_cannot_be_built_warns_once_and_the_tiled_path_draws(m
         got = render([s, s], 48, backend="torch")
     assert torch.equal(got, expected) and len(calls) == 1
     assert torch.equal(render([s], 48, backend="torch"), expected[:1]) and len(calls) == 1
+
+
+@pytest.mark.parametrize("backend", ["numba", "torch"])
+def test_rendering_into_rows_of_a_larger_batch_gives_the_same_images(backend, monkeypatch):
+    """``render(..., out=rows)`` writes exactly the images ``render`` returns into the rows
+    given (drawn there directly by the numba path), leaves the other rows alone, and refuses
+    an ``out`` of the wrong shape, dtype or device, naming what it needs; the memory budget's
+    split into smaller batches writes into ``out`` as well."""
+    from engine import rendering
+
+    batch_of = rendering._render_batch
+    rng = np.random.default_rng(11)
+    scenes = SceneBatch.from_scenes([random_scene(rng, n=5) for _ in range(5)])   # collated within any budget
+    alone = render(scenes, (40, 56), backend=backend)
+    whole = torch.full((9, 3, 40, 56), 7, dtype=torch.uint8)
+    got = render(scenes, (40, 56), backend=backend, out=whole[2:7])
+    assert torch.equal(whole[2:7], alone) and got.data_ptr() == whole[2:7].data_ptr()
+    assert (whole[:2] == 7).all() and (whole[7:] == 7).all()
+    from engine.canvas import image_bytes
+    extra = image_bytes((40, 56), "numba-float") + (image_bytes((40, 56), "torch") if backend == "torch" else 0)
+    monkeypatch.setenv("PROCVIS_MEMORY_BUDGET", str(5 * 3 * 40 * 56 + 2 * extra))   # two images at a time
+    calls = []
+    monkeypatch.setattr(rendering, "_render_batch", lambda *a: calls.append(len(a[0])) or batch_of(*a))
+    split = torch.zeros_like(alone)
+    render(scenes, (40, 56), backend=backend, out=split, background=torch.zeros(5, 3, 40, 56))
+    assert calls == [2, 2, 1]
+    assert torch.equal(split, render(scenes, (40, 56), backend=backend, background=torch.zeros(5, 3, 40, 56)))
+    for bad in (torch.zeros(4, 3, 40, 56, dtype=torch.uint8), torch.zeros(5, 3, 40, 56)):
+        with pytest.raises(ValueError, match=r"out must be a torch.uint8 tensor of shape \[5, 3, 40, 56\]"):
+            render(scenes, (40, 56), backend=backend, out=bad)

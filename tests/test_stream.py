@@ -50,6 +50,22 @@ def test_stream_batches_do_not_depend_on_batch_size():
     assert small.keys() == big.keys() and all(torch.equal(small[k], big[k]) for k in small)
 
 
+@pytest.mark.parametrize("pattern, j", [("elvis/*", 36), ("shapes/count/*", 0)])
+def test_a_batch_drawn_by_several_calls_holds_each_samples_own_image(pattern, j):
+    """A batch whose samples come from several batched draws (ELVIS principles drawn in
+    consecutive rows, each rendered straight into its rows; shapes tasks in every fifth row,
+    copied there) holds the images each sample's batch of one gives."""
+    s = stream(pattern, seed=3, batch_size=16, size=32)
+    frames, _ = s._unrendered(j)
+    rows = [[i for i, _ in where] for _, _, where in frames.groups]
+    assert len(rows) > 1
+    assert all(r == list(range(r[0], r[0] + len(r))) for r in rows) == (pattern == "elvis/*")
+    one = stream(pattern, seed=3, batch_size=1, size=32)
+    alone = _collect([one.batch(16 * j + k) for k in range(16)])
+    together = _collect([s.batch(j)])
+    assert together.keys() == alone.keys() and all(torch.equal(together[k], alone[k]) for k in alone)
+
+
 def test_stream_is_endless_by_default_and_rejects_bad_settings():
     it = iter(stream("shapes/colours", batch_size=2, size=16))
     ids = [sid for _ in range(5) for sid in next(it)["id"]]
