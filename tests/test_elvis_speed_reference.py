@@ -48,6 +48,42 @@ def _ref_touch(c, r, curve_of, twins, share, gap):
     return bool(np.where(paired, d < share * reach, d < reach + gap).any()), (d < reach).any(1)
 
 
+def _ref_splines(ctrl, per):
+    """The numpy expression ``continuity.splines`` was: every curve and segment at once."""
+    p = np.asarray(ctrl, dtype=np.float64)
+    ext = np.concatenate([2 * p[..., :1, :] - p[..., 1:2, :], p, 2 * p[..., -1:, :] - p[..., -2:-1, :]], -2)
+    d = np.diff(ext, axis=-2)
+    step = np.maximum(np.hypot(d[..., 0], d[..., 1]), 1e-9) ** 0.5
+    S = p.shape[-2] - 1
+    t1 = step[..., :S, None, None]
+    t2 = t1 + step[..., 1:S + 1, None, None]
+    t3 = t2 + step[..., 2:S + 2, None, None]
+    t = t1 + (np.arange(per) / per)[:, None] * (t2 - t1)
+    p0, p1, p2, p3 = (ext[..., k:k + S, None, :] for k in range(4))
+    a1 = (t1 - t) / t1 * p0 + t / t1 * p1
+    a2 = (t2 - t) / (t2 - t1) * p1 + (t - t1) / (t2 - t1) * p2
+    a3 = (t3 - t) / (t3 - t2) * p2 + (t - t2) / (t3 - t2) * p3
+    b1 = (t2 - t) / t2 * a1 + t / t2 * a2
+    b2 = (t3 - t) / (t3 - t1) * a2 + (t - t1) / (t3 - t1) * a3
+    out = ((t2 - t) / (t2 - t1) * b1 + (t - t1) / (t2 - t1) * b2).reshape(p.shape[:-2] + (S * per, 2))
+    return np.concatenate([out, p[..., -1:, :]], -2)
+
+
+def test_compiled_splines_equal_the_numpy_expression_bit_for_bit():
+    """Control points at every scale, repeated points (a zero step), rounded ones (ties), any
+    number of points, samples and leading axes."""
+    for seed in range(120):
+        rng = np.random.default_rng(seed)
+        lead = tuple(int(n) for n in rng.integers(1, 5, int(rng.integers(1, 3))))
+        p = rng.uniform(-0.5, 1.5, lead + (int(rng.integers(3, 8)), 2)) * 10.0 ** rng.uniform(-4, 1)
+        if seed % 5 == 0:
+            p[(0,) * len(lead) + (1,)] = p[(0,) * len(lead) + (0,)]
+        if seed % 7 == 0:
+            p = np.round(p, 2)
+        per = int(rng.integers(1, 20))
+        assert np.array_equal(continuity.splines(p, per), _ref_splines(p, per)), seed
+
+
 def _points(rng, n):
     """Random centres: spread, clustered, rounded (ties and duplicates) or far off the canvas."""
     kind = int(rng.integers(4))

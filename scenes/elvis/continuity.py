@@ -17,6 +17,7 @@ import numpy as np
 from engine.batched import BatchRandom
 from engine.placement import PlacementError
 from kernels import outline_stats as ks
+from kernels.splines import spline_samples
 
 from .attributes import SIZES
 from .batched import Batch, attributes, radii_of, redrawn
@@ -36,28 +37,13 @@ SHIFT = (0.8, 1.6)           # object spacings a misaligned stretch moves sidewa
 def splines(ctrl: np.ndarray, per: int = PER_SEGMENT) -> np.ndarray:
     """Centripetal Catmull-Rom splines through control points ``ctrl [..., P, 2]`` (``P >=
     3``), a mirrored point added at each end (:func:`kernels.templates.catmull_rom`, many
-    curves at once). Returns ``[..., (P - 1) * per + 1, 2]`` samples through every control
-    point."""
+    curves at once, compiled: :func:`kernels.splines.spline_samples`). Returns ``[...,
+    (P - 1) * per + 1, 2]`` samples through every control point."""
     p = np.asarray(ctrl, dtype=np.float64)
     if p.ndim < 2 or p.shape[-1] != 2 or p.shape[-2] < 3:
         raise ValueError(f"splines need control points [..., P >= 3, 2], got shape {p.shape}")
-    ext = np.concatenate([2 * p[..., :1, :] - p[..., 1:2, :], p, 2 * p[..., -1:, :] - p[..., -2:-1, :]], -2)
-    d = np.diff(ext, axis=-2)
-    step = np.maximum(np.hypot(d[..., 0], d[..., 1]), 1e-9) ** 0.5          # [..., P + 1] parameter steps
-    S = p.shape[-2] - 1
-    t1 = step[..., :S, None, None]                                           # t0 = 0
-    t2 = t1 + step[..., 1:S + 1, None, None]
-    t3 = t2 + step[..., 2:S + 2, None, None]
-    t = t1 + (np.arange(per) / per)[:, None] * (t2 - t1)                     # [..., S, per, 1]
-    p0, p1, p2, p3 = (ext[..., k:k + S, None, :] for k in range(4))          # [..., S, 1, 2]
-    a1 = (t1 - t) / t1 * p0 + t / t1 * p1
-    a2 = (t2 - t) / (t2 - t1) * p1 + (t - t1) / (t2 - t1) * p2
-    a3 = (t3 - t) / (t3 - t2) * p2 + (t - t2) / (t3 - t2) * p3
-    b1 = (t2 - t) / t2 * a1 + t / t2 * a2
-    b2 = (t3 - t) / (t3 - t1) * a2 + (t - t1) / (t3 - t1) * a3
-    out = (t2 - t) / (t2 - t1) * b1 + (t - t1) / (t2 - t1) * b2
-    out = out.reshape(p.shape[:-2] + (S * per, 2))
-    return np.concatenate([out, p[..., -1:, :]], -2)
+    flat = np.ascontiguousarray(p.reshape((-1,) + p.shape[-2:]))
+    return spline_samples(flat, int(per)).reshape(p.shape[:-2] + ((p.shape[-2] - 1) * per + 1, 2))
 
 
 def arcs(curves: np.ndarray) -> np.ndarray:
