@@ -92,9 +92,11 @@ def render(scenes: Sequence[Scene] | SceneBatch, size=224, device="cpu", backgro
     device = torch.device(device)
     if backend == "auto":
         backend = "numba" if device.type == "cpu" else "torch"
-    if out is not None and (tuple(out.shape) != (len(batch), 3, H, W) or out.dtype != dtype or out.device != device):
-        raise ValueError(f"out must be a {dtype} tensor of shape {[len(batch), 3, H, W]} on {device}; "
-                         f"got {out.dtype} {list(out.shape)} on {out.device}")
+    if out is not None and not (isinstance(out, torch.Tensor) and tuple(out.shape) == (len(batch), 3, H, W)
+                                and out.dtype == dtype and _same_device(out.device, device)):
+        got = (f"{out.dtype} {list(out.shape)} on {out.device}" if isinstance(out, torch.Tensor)
+               else f"a {type(out).__name__}")
+        raise ValueError(f"out must be a {dtype} tensor of shape {[len(batch), 3, H, W]} on {device}; got {got}")
     step = _batch_step(len(batch), H, W, backend, dtype, background, device)
     if step >= len(batch):
         return _render_batch(batch, H, W, device, background, backend, dtype, out)
@@ -104,6 +106,16 @@ def render(scenes: Sequence[Scene] | SceneBatch, size=224, device="cpu", backgro
         bg = background[a:b] if isinstance(background, torch.Tensor) and background.dim() in (2, 4) else background
         _render_batch(batch.slice(a, b), H, W, device, bg, backend, dtype, out[a:b])
     return out
+
+
+def _same_device(a: torch.device, b: torch.device) -> bool:
+    """Whether ``a`` and ``b`` name one device: ``"cuda"`` is the current CUDA device (a
+    tensor made there reports ``cuda:0``), ``"cpu"`` and ``"cpu:0"`` are the CPU."""
+    def resolved(d: torch.device) -> torch.device:
+        if d.type == "cuda" and d.index is None:
+            return torch.device("cuda", torch.cuda.current_device())
+        return torch.device(d.type) if d.type == "cpu" else d
+    return resolved(a) == resolved(b)
 
 
 def _batch_step(B: int, H: int, W: int, backend: str, dtype: torch.dtype, background,

@@ -22,15 +22,17 @@ except ImportError as e:     # scoring needs no drawing; a broken numba is told 
     numba, _WHY = None, str(e)
 
 
-def exact(fn=None, *, inline: bool = False):
+def exact(fn=None, *, inline: bool = False, ieee_division: bool = False):
     """``fn`` compiled by numba (see the module docstring), or where numba is missing a
     stand-in that raises :class:`SetupError` when called. ``@exact(inline=True)``: a helper
     compiled into each kernel that calls it (a call passing arrays counts references on each,
-    which in a loop over bytes cost more than the work)."""
+    which in a loop over bytes cost more than the work). ``ieee_division=True``: a float
+    division by zero gives inf or NaN, as numpy's, instead of raising ``ZeroDivisionError``."""
     if fn is None:
-        return functools.partial(exact, inline=inline)
+        return functools.partial(exact, inline=inline, ieee_division=ieee_division)
     if numba is not None:
-        return numba.njit(cache=True, nogil=True, fastmath=False, inline="always" if inline else "never")(fn)
+        return numba.njit(cache=True, nogil=True, fastmath=False, inline="always" if inline else "never",
+                          error_model="numpy" if ieee_division else "python")(fn)
 
     @functools.wraps(fn)
     def missing(*args, **kwargs):

@@ -3,7 +3,8 @@
 :func:`spline_samples` gives, bit for bit, what the numpy expression over every curve and
 segment at once gives (``tests/test_elvis_speed_reference.py`` holds it to that expression):
 each value by the same IEEE operations in the same order, ``math.hypot`` for ``np.hypot``
-and ``math.sqrt`` for numpy's ``** 0.5`` of an array.
+and ``math.sqrt`` for numpy's ``** 0.5`` of an array; a division by zero (a step lost
+to rounding beside a huge one) gives inf or NaN, as numpy's does.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import numpy as np
 from .jit import exact
 
 
-@exact
+@exact(ieee_division=True)
 def spline_samples(p: np.ndarray, per: int) -> np.ndarray:
     """Samples of the splines through the control points ``p [C, P, 2]`` (float64, ``P >=
     3``), a mirrored point added at each end, ``per`` samples a segment, the last control

@@ -320,6 +320,10 @@ def test_rendering_into_rows_of_a_larger_batch_gives_the_same_images(backend, mo
     render(scenes, (40, 56), backend=backend, out=split, background=torch.zeros(5, 3, 40, 56))
     assert calls == [2, 2, 1]
     assert torch.equal(split, render(scenes, (40, 56), backend=backend, background=torch.zeros(5, 3, 40, 56)))
-    for bad in (torch.zeros(4, 3, 40, 56, dtype=torch.uint8), torch.zeros(5, 3, 40, 56)):
+    for bad in (torch.zeros(4, 3, 40, 56, dtype=torch.uint8), torch.zeros(5, 3, 40, 56),
+                np.zeros((5, 3, 40, 56), np.uint8)):
         with pytest.raises(ValueError, match=r"out must be a torch.uint8 tensor of shape \[5, 3, 40, 56\]"):
             render(scenes, (40, 56), backend=backend, out=bad)
+    # a device named without its index is the one a tensor made there reports
+    named = torch.zeros_like(alone)
+    assert torch.equal(render(scenes, (40, 56), device="cpu:0", backend=backend, out=named), alone)

@@ -54,8 +54,9 @@ def test_stream_batches_do_not_depend_on_batch_size():
 def test_a_batch_drawn_by_several_calls_holds_each_samples_own_image(pattern, j):
     """A batch whose samples come from several batched draws (ELVIS principles drawn in
     consecutive rows, each rendered straight into its rows; shapes tasks in every fifth row,
-    copied there) holds the images each sample's batch of one gives."""
-    s = stream(pattern, seed=3, batch_size=16, size=32)
+    copied there) holds the images each sample's batch of one gives (the device named as
+    a user may, without its index)."""
+    s = stream(pattern, seed=3, batch_size=16, size=32, device="cpu:0")
     frames, _ = s._unrendered(j)
     rows = [[i for i, _ in where] for _, _, where in frames.groups]
     assert len(rows) > 1
