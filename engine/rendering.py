@@ -93,7 +93,7 @@ def render(scenes: Sequence[Scene] | SceneBatch, size=224, device="cpu", backgro
     if backend == "auto":
         backend = "numba" if device.type == "cpu" else "torch"
     if out is not None and not (isinstance(out, torch.Tensor) and tuple(out.shape) == (len(batch), 3, H, W)
-                                and out.dtype == dtype and _same_device(out.device, device)):
+                                and out.dtype == dtype and out.device == _resolved(device)):
         got = (f"{out.dtype} {list(out.shape)} on {out.device}" if isinstance(out, torch.Tensor)
                else f"a {type(out).__name__}")
         raise ValueError(f"out must be a {dtype} tensor of shape {[len(batch), 3, H, W]} on {device}; got {got}")
@@ -108,14 +108,10 @@ def render(scenes: Sequence[Scene] | SceneBatch, size=224, device="cpu", backgro
     return out
 
 
-def _same_device(a: torch.device, b: torch.device) -> bool:
-    """Whether ``a`` and ``b`` name one device: ``"cuda"`` is the current CUDA device (a
-    tensor made there reports ``cuda:0``), ``"cpu"`` and ``"cpu:0"`` are the CPU."""
-    def resolved(d: torch.device) -> torch.device:
-        if d.type == "cuda" and d.index is None:
-            return torch.device("cuda", torch.cuda.current_device())
-        return torch.device(d.type) if d.type == "cpu" else d
-    return resolved(a) == resolved(b)
+def _resolved(device: torch.device) -> torch.device:
+    """``device`` as a tensor made there reports it (``"cuda"`` -> ``cuda:0``, ``"cpu:0"`` ->
+    ``cpu``): torch itself resolves a device named without its index."""
+    return torch.empty(0, device=device).device
 
 
 def _batch_step(B: int, H: int, W: int, backend: str, dtype: torch.dtype, background,

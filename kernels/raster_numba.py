@@ -501,7 +501,9 @@ def _prepare(valid, geom, center, scale, rotation, order, fill, stroke, shell, b
         count[b] = k
         ordered = True
         for n in range(1, N):
-            ordered = ordered and key[n - 1] <= key[n]
+            if not key[n - 1] <= key[n]:              # NaN too: sorted as before
+                ordered = False
+                break
         if ordered:                                   # the usual case (draw order as inserted): no sort
             for n in range(N):
                 perm[b, n] = n
